@@ -1,11 +1,268 @@
-"""umax engine: a numba port of micro-Max 4.5 (keep-hash).
+"""umax engine: a numba port of H.G. Muller's micro-Max 4.5 ("keep hash").
 
 Public API (the bot, the UCI front-end and the tests use exactly this)::
 
     from engine import Engine, IllegalMove, SearchResult
-    eng = Engine(hash_bits=24)
-    eng.new_game()              # or new_game(fen="...")
-    eng.play("e2e4")            # raises IllegalMove (a ValueError) and changes nothing if illegal
+    eng = Engine(hash_bits=24)           # 2**24 hash entries of 12 bytes, allocated and touched here
+    eng.new_game()                       # or new_game(fen="...")
+    eng.play("e2e4")                     # raises IllegalMove (a ValueError) and changes nothing if illegal
     res = eng.think(node_budget=20000)   # searches AND plays the chosen move, as the original does
     res.move, res.score, res.depth, res.nodes
+
+The search itself lives in ``engine/search.py``; this module only prepares its inputs (board, key
+words, globals) and translates its outputs.
 """
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import chess
+import numpy as np
+
+from engine import board as bd
+from engine.keys import key_words
+from engine.search import (
+    G_ABORT,
+    G_ARMED,
+    G_BUDGET,
+    G_DEADLINE,
+    G_J,
+    G_K,
+    G_L,
+    G_MAXD,
+    G_MK,
+    G_N,
+    G_NITER,
+    G_O,
+    G_Q,
+    G_R,
+    G_SIZE,
+    G_STOP,
+    G_TRACE,
+    G_Z,
+    HASH_DTYPE,
+    D,
+    I,
+)
+
+__all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync"]
+
+NO_LIMIT = 1 << 62
+
+
+class IllegalMove(ValueError):
+    """A move that is unparsable or illegal in the engine's current position. The game is unchanged."""
+
+
+class EngineDesync(RuntimeError):
+    """The 0x88 search and the rules disagree about a move: a bug, never expected in play."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What ``Engine.think()`` found and played.
+
+    ``move`` is UCI ("e7e5", promotions end in "q"), None when the side to move has no legal move.
+    ``score`` is the last completed root iteration's score from the mover's view (a pawn is 74,
+    mate is about +-8000); ``depth`` that iteration's number; ``nodes`` the original's N counted
+    from 0 over the whole search; ``iterations`` one (depth, nodes, score, move) per completed root
+    iteration, the "Kibitz" line of the original.
+    """
+
+    move: str | None
+    score: int
+    depth: int
+    nodes: int
+    time_ms: float
+    iterations: list[tuple[int, int, int, str]] = field(default_factory=list)
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / (self.time_ms / 1000.0) if self.time_ms > 0 else 0.0
+
+
+def _move_text(x: int, y: int) -> str:
+    return bd.square_name(x) + bd.square_name(y)
+
+
+class Engine:
+    """One game's engine: a 0x88 board, the original's game-level globals and its hash table.
+
+    Not shared between threads except for ``stop()``; each concurrent game has its own Engine.
+    """
+
+    def __init__(self, hash_bits: int = 24, key_table: object = None) -> None:
+        if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
+            raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
+        self.hash_bits = hash_bits
+        self._words = key_words(key_table)
+        # Allocate and touch every page now, so the first move's budget is not spent committing memory.
+        self._hash = np.empty(1 << hash_bits, dtype=HASH_DTYPE)
+        self._hash.view(np.uint8)[:] = 0
+        self._g = np.zeros(G_SIZE, dtype=np.int64)
+        self._b = bd.initial_board()
+        self._lock = threading.Lock()
+        self._board = chess.Board()
+        self._table_used = False
+        self.moves: list[str] = []
+        self.new_game()
+
+    @property
+    def hash_bytes(self) -> int:
+        return self._hash.nbytes
+
+    # ----------------------------------------------------------------- game set-up
+    def new_game(self, fen: str | None = None) -> None:
+        """Start a game from the initial position or from any legal FEN; the hash table is cleared.
+
+        The original plays one game per process and never clears its table; between two games the
+        game-history locks of the first would wrongly score positions of the second as draws.
+        """
+        if fen is None:
+            board = chess.Board()
+            pos = bd.Position(b=bd.initial_board(), k=bd.BLACK, Q=0, O=bd.S, R=0, J=0, Z=0)
+        else:
+            try:
+                board = chess.Board(fen)
+            except ValueError as exc:
+                raise IllegalMove(f"unparsable FEN {fen!r}: {exc}") from None
+            if not board.is_valid():
+                raise IllegalMove(f"illegal position in FEN {fen!r}: {board.status()!r}")
+            pos = bd.position_from_board(board, self._words)
+        with self._lock:
+            if self._table_used:
+                self._hash.view(np.uint8)[:] = 0
+                self._table_used = False
+            self._b[:] = pos.b
+            self._g[:] = 0
+            self._g[G_K], self._g[G_Q], self._g[G_O], self._g[G_R] = pos.k, pos.Q, pos.O, pos.R
+            self._g[G_J], self._g[G_Z] = pos.J, pos.Z
+            self._board = board
+            self.moves = []
+
+    def board(self) -> chess.Board:
+        """A copy of the current game position (python-chess)."""
+        return self._board.copy()
+
+    def snapshot(self) -> dict[str, int]:
+        """The original's game-level globals Q, O, R, J, Z."""
+        g = self._g
+        return {"Q": int(g[G_Q]), "O": int(g[G_O]), "R": int(g[G_R]), "J": int(g[G_J]), "Z": int(g[G_Z])}
+
+    # ----------------------------------------------------------------- moves
+    def play(self, uci: str) -> None:
+        """Apply a game-level move (the opponent's) as the original applies a typed move.
+
+        Unlike the original, the move is first checked against the rules: the original plays a move
+        it did not search (a futile one at depth 3) without checking that it leaves the king safe.
+        Castling may be given as e1g1 or e1h1; an under-promotion puts the chosen piece on the board.
+        """
+        try:
+            move = self._board.parse_uci(uci.strip()) if isinstance(uci, str) else None
+        except ValueError as exc:
+            raise IllegalMove(f"illegal or unparsable move {uci!r} in {self._board.fen()}: {exc}") from None
+        if move is None or move == chess.Move.null():
+            raise IllegalMove(f"illegal or unparsable move {uci!r} in {self._board.fen()}")
+        x, y = bd.to88(move.from_square), bd.to88(move.to_square)
+        with self._lock:
+            captured = int(self._b[y])
+            g = self._g
+            r_before = int(g[G_R])
+            self._prepare(mk=x, budget=NO_LIMIT, max_depth=97, deadline=0)
+            self._table_used = True
+            g[G_L] = y
+            if D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g) != I:
+                raise EngineDesync(f"the search refused the legal move {uci} in {self._board.fen()}")
+            if move.promotion and move.promotion != chess.QUEEN:
+                self._underpromote(y, move.promotion, captured, r_before)
+            self._board.push(move)
+            self.moves.append(move.uci())
+
+    def _underpromote(self, y: int, piece: chess.PieceType, captured: int, r_before: int) -> None:
+        """The original always makes a queen; put the chosen piece there and fix J, Z, Q and R to match."""
+        b, g, words = self._b, self._g, self._words
+        queen = int(b[y])
+        kind = {chess.KNIGHT: 3, chess.BISHOP: 5, chess.ROOK: 6}[piece]
+        new = (queen & ~7) | kind
+        b[y] = new
+        g[G_J] = bd.wrap32(int(g[G_J]) + bd.piece_key(words, y, new, 0) - bd.piece_key(words, y, queen, 0))
+        g[G_Z] = bd.wrap32(int(g[G_Z]) + bd.piece_key(words, y, new, 8) - bd.piece_key(words, y, queen, 8))
+        gained_as_queen = 37 * bd.PIECE_VALUE[captured & 7] + 799
+        gained = 37 * bd.PIECE_VALUE[captured & 7] + 37 * (bd.PIECE_VALUE[kind] - 2)
+        g[G_Q] += gained_as_queen - gained  # Q is from the side to move now: the mover gained less
+        g[G_R] = r_before + (gained >> 7)
+
+    def _prepare(self, mk: int, budget: int, max_depth: int, deadline: int) -> None:
+        g = self._g
+        g[G_MK] = mk
+        g[G_N] = 0
+        g[G_BUDGET] = budget
+        g[G_MAXD] = max_depth
+        g[G_DEADLINE] = deadline
+        g[G_STOP] = g[G_ABORT] = g[G_ARMED] = g[G_NITER] = 0
+
+    def think(self, node_budget: int | None = None, max_depth: int | None = None,
+              movetime_ms: float | None = None) -> SearchResult:
+        """Search the current position and play the chosen move on the engine's board.
+
+        Root iterations continue while ``nodes < node_budget`` and the last iteration is below
+        ``max_depth`` (both tested between root iterations, as the original tests its budget);
+        ``movetime_ms`` is a wall-clock limit checked inside the search, after which the best move
+        of the last completed iteration is played. Iterations 1 to 3 always run.
+        """
+        budget = NO_LIMIT if node_budget is None else max(0, int(node_budget))
+        depth_limit = 97 if max_depth is None else max(1, min(97, int(max_depth)))
+        with self._lock:
+            g = self._g
+            start = time.monotonic_ns()
+            deadline = 0 if movetime_ms is None else start + max(1, int(movetime_ms * 1e6))
+            self._prepare(mk=I, budget=budget, max_depth=depth_limit, deadline=deadline)
+            self._table_used = True
+            ret = D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g)
+            elapsed_ms = (time.monotonic_ns() - start) / 1e6
+            iterations = [
+                (int(g[G_TRACE + 5 * n]), int(g[G_TRACE + 5 * n + 1]), int(g[G_TRACE + 5 * n + 2]),
+                 _move_text(int(g[G_TRACE + 5 * n + 3]), int(g[G_TRACE + 5 * n + 4]) & 0x77))
+                for n in range(int(g[G_NITER]))
+            ]
+            move_text = None
+            if ret == I:
+                move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]))
+            last = iterations[-1] if iterations else (0, 0, 0, "")
+            return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
+                                time_ms=elapsed_ms, iterations=iterations)
+
+    def _record_own_move(self, x: int, y: int) -> str:
+        """Mirror the move the search just played onto the rules board (the original promotes to a queen)."""
+        move = chess.Move(bd.from88(x), bd.from88(y))
+        piece = self._board.piece_at(move.from_square)
+        last_rank = chess.square_rank(move.to_square) in (0, 7)
+        if piece is not None and piece.piece_type == chess.PAWN and last_rank:
+            move.promotion = chess.QUEEN
+        if not self._board.is_legal(move):
+            raise EngineDesync(f"the search played {move.uci()}, illegal in {self._board.fen()}")
+        self._board.push(move)
+        self.moves.append(move.uci())
+        return move.uci()
+
+    def stop(self) -> None:
+        """Ask a running ``think()`` (in another thread) to finish now and play its best move so far."""
+        self._g[G_STOP] = 1
+
+    # ----------------------------------------------------------------- checks
+    def board_matches(self) -> bool:
+        """True when the 0x88 board holds exactly the pieces of the rules board (used by the tests)."""
+        for square in chess.SQUARES:
+            cell = int(self._b[bd.to88(square)])
+            piece = self._board.piece_at(square)
+            if piece is None:
+                if cell:
+                    return False
+                continue
+            colour = bd.WHITE if piece.color == chess.WHITE else bd.BLACK
+            if cell & 24 != colour or bd.cell_piece_type(cell) != piece.piece_type:
+                return False
+        return True
