@@ -252,7 +252,25 @@ class Engine:
         """Ask a running ``think()`` (in another thread) to finish now and play its best move so far."""
         self._g[G_STOP] = 1
 
+    def clear_hash(self) -> None:
+        """Empty the hash table, game-history locks included (as micro-Max 3.x did before every move)."""
+        with self._lock:
+            self._hash.view(np.uint8)[:] = 0
+
     # ----------------------------------------------------------------- checks
+    def hash_entry(self) -> dict[str, int | bool]:
+        """The hash slot the search uses for the current position: ``(J + k*O) & (U-1)``.
+
+        ``locked`` is True when the slot holds this position (its lock equals Z) at depth 99 with
+        score 0: the mark the original leaves on every position a game move was played from.
+        """
+        g = self._g
+        slot = (int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1)
+        entry = self._hash[slot]
+        fields = {name: int(entry[name]) for name in ("K", "V", "X", "Y", "D")}
+        return {"slot": slot, **fields, "matches": fields["K"] == int(g[G_Z]),
+                "locked": fields["K"] == int(g[G_Z]) and fields["D"] == 99 and fields["V"] == 0}
+
     def board_matches(self) -> bool:
         """True when the 0x88 board holds exactly the pieces of the rules board (used by the tests)."""
         for square in chess.SQUARES:

@@ -1,0 +1,70 @@
+"""The port reproduces the original micro-Max 4.5 (with the null-move fix) figure for figure.
+
+The traces in tests/data were made by the C listing compiled with gcc -O2 (engine playing both sides
+from the initial position, hash of 2^24 entries, the original's key table). They count the
+original's N from 128 (main()'s board printing leaves it there), so `nodes` here is N - 128 and a
+budget of N < 20000 there is node_budget=19872 here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from engine import Engine
+from engine.keys import original_table
+
+ITER = re.compile(r"\s+iter d=\s*(\d+) N=\s*(\d+) score=\s*(-?\d+) best=(\w+)")
+SEARCH = re.compile(r"search\s+(\d+) \w: (\w+) played nodes=(\d+) .*?Q=(-?\d+) O=(-?\d+) R=(-?\d+) "
+                    r"J=(-?\d+) Z=(-?\d+)")
+
+
+def parse_trace(path: Path) -> list[dict]:
+    searches, iters = [], []
+    for line in path.read_text().splitlines():
+        if m := ITER.match(line):
+            iters.append((int(m[1]), int(m[2]) - 128, int(m[3]), m[4]))
+        elif m := SEARCH.match(line):
+            searches.append({
+                "n": int(m[1]), "move": m[2], "nodes": int(m[3]), "iterations": iters,
+                "globals": dict(zip("QORJZ", map(int, m.group(4, 5, 6, 7, 8)), strict=True)),
+            })
+            iters = []
+    return searches
+
+
+@pytest.fixture(scope="module")
+def engine24() -> Engine:
+    return Engine(hash_bits=24)
+
+
+def test_key_table_is_glibc_rand_after_srand_1(data_dir: Path) -> None:
+    expected = {}
+    for line in (data_dir / "T_table.txt").read_text().splitlines():
+        if not line.startswith("#"):
+            index, value = map(int, line.split())
+            expected[index] = value
+    table = original_table()
+    assert len(expected) == 1035
+    assert [int(v) for v in table] == [expected[i] for i in range(1035)]
+
+
+@pytest.mark.parametrize("name, budget, max_depth, count", [
+    ("fixP_start_d5_40.txt", None, 5, 40),
+    ("fixP_start_n20000_60.txt", 20000 - 128, None, 60),
+])
+def test_reproduces_reference_trace(engine24: Engine, data_dir: Path, name: str, budget: int | None,
+                                    max_depth: int | None, count: int) -> None:
+    searches = parse_trace(data_dir / name)
+    assert len(searches) == count
+    engine24.new_game()
+    for ref in searches:
+        res = engine24.think(node_budget=budget, max_depth=max_depth)
+        got = {"n": ref["n"], "move": res.move, "nodes": res.nodes, "iterations": res.iterations,
+               "globals": engine24.snapshot()}
+        assert got == ref, f"search {ref['n']} differs from the original"
+        assert res.depth == ref["iterations"][-1][0]
+        assert res.score == ref["iterations"][-1][2]
+    assert engine24.board_matches()
