@@ -1,0 +1,91 @@
+"""A local stand-in for lichess.org: a real HTTP server speaking the Lichess bot API.
+
+The real berserk client works against it unchanged::
+
+    from bot.sandbox import Sandbox, ScriptedOpponent
+    with Sandbox(keepalive_s=1.0) as sb:            # or sb = Sandbox(...).start(); ...; sb.stop()
+        client = berserk.Client(berserk.TokenSession(sb.token), base_url=sb.url)
+        cid = sb.send_challenge("alice", clock=(60, 0), opponent=ScriptedOpponent(["e7e5"]))
+        ...
+
+Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephemeral port:
+  GET  /api/account, /api/account/playing          POST /api/bot/account/upgrade
+  GET  /api/stream/event                           (chunked ndjson; a second stream closes the first)
+  POST /api/challenge/{id}/accept, /decline        (JSON {"reason": ...} or form body)
+  GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
+  POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{yes|no},
+       /claim-victory
+Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true}.
+
+Control API (all waits return instead of raising on timeout)::
+
+    Sandbox(token="sandbox-token", bot_name="umax-bot", bot_account=True, seed=0, *, host="127.0.0.1",
+            port=0, keepalive_s=6.0, opponent_think_s=0.05, no_start_s=60.0, no_start_status="aborted",
+            gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True)
+    .start() -> Sandbox; .stop(); context manager; .url; .token; .port
+    .send_challenge(challenger="alice", challenger_is_bot=False, variant="standard", rated=False,
+                    clock=(60, 0), days=None, color="random", initial_fen=None, opponent=None, *,
+                    challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=False,
+                    think_s=None) -> challenge id   (color is the challenger's; opponent None = random mover)
+    .cancel_challenge(cid); .challenge(cid) -> ChallengeInfo(status, decline_reason, decline_body, game_id,
+                    bot_color, answered_at); .wait_challenge_answered(cid, timeout=5.0) -> status
+    .start_game(opponent=None, bot_color="white", clock=(60, 0), initial_fen=None, moves=(), *, days=None,
+                variant="standard", rated=False, opponent_name="alice", opponent_is_bot=False,
+                opponent_rating=1500, castling_as_king_takes_rook=False, think_s=None) -> game id
+    .game(gid) -> GameInfo(status, winner, moves, fen, bot_color, wtime_ms, btime_ms, chat, draw_offers,
+                pending_draw, bot_move_times, bot_move_latency, rejected_moves, opponent_gone, ...)
+    .games(); .wait_game_over(gid, timeout=10.0) -> status; .wait_moves(gid, n, timeout=5.0) -> bool
+    .wait_until(predicate, timeout=5.0) -> bool; .wait_event_stream(timeout=5.0, connects=1) -> bool
+    .request_log -> [RequestRecord(t, method, path, status)]  (status 0 = dropped before a status line)
+    .requests(path_regex=".*", method=None) -> filtered log; .errors -> sandbox-side problems
+    .respond_with(path_regex, status, times=1, headers=None, body=None, method=None) -> Rule
+    .cut_event_stream(); .cut_game_stream(gid); .set_opponent_gone(gid, gone=True)
+    .restart(downtime_s=2.0, mode="refuse"|"error", wait=False)
+    .faults -> FaultInjector: .add(action, path=".*", *, method=None, line=None, keepalive=False,
+               times=1, skip=0, probability=1.0, duration=None) with actions Respond, Drop, Delay,
+               CutStream(mid_line), EndStream, Silence(seconds), Malformed(replace), Duplicate, Reorder
+
+Game rules: moves validated with python-chess (castling as e1g1 or e1h1; promotions e7e8n); Lichess
+clocks (running once both sides moved, increment, flag -> outoftime checked by a background timer);
+a side that does not make its first move within no_start_s -> no_start_status ("aborted");
+mate/stalemate/draw (insufficient material, 50 moves, threefold)/resign/abort/draw agreement/
+claim-victory ("timeout") with Lichess status names and `winner`.
+
+Opponents (one fresh instance per game): ScriptedOpponent(moves, then=None, think_s=None) with entries
+"e7e5", "offer-draw:e7e5", "offer-draw", "accept-draw", "decline-draw", "resign", "abort", "wait:<s>",
+"gone", "back", "chat:<text>", "idle"; RandomOpponent(seed); IdleOpponent(); EngineOpponent(node_budget).
+Subclass Opponent and implement act(view) -> Action for anything else.
+
+bot.sandbox.testing has client_for(sb, token=None, timeout=(3, 5)) (a berserk client with request
+timeouts) and Reader(iterator) (pumps a stream in a thread: get(timeout), until(pred), rest()).
+"""
+
+from .control import ChallengeInfo, GameInfo, RequestRecord, Sandbox
+from .faults import (
+    CutStream,
+    Delay,
+    Drop,
+    Duplicate,
+    EndStream,
+    FaultInjector,
+    Malformed,
+    Reorder,
+    Respond,
+    Rule,
+    Silence,
+)
+from .opponents import (
+    EngineOpponent,
+    IdleOpponent,
+    Opponent,
+    OpponentView,
+    RandomOpponent,
+    ScriptedOpponent,
+)
+from .wire import DECLINE_REASONS, STATUS_IDS
+
+__all__ = [
+    "DECLINE_REASONS", "STATUS_IDS", "ChallengeInfo", "CutStream", "Delay", "Drop", "Duplicate", "EndStream",
+    "EngineOpponent", "FaultInjector", "GameInfo", "IdleOpponent", "Malformed", "Opponent", "OpponentView",
+    "RandomOpponent", "Reorder", "RequestRecord", "Respond", "Rule", "Sandbox", "ScriptedOpponent", "Silence",
+]

@@ -1,0 +1,336 @@
+"""The `Sandbox` control object: lifecycle, the test/demo API, and snapshots of games/challenges."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+import chess
+
+from . import faults as flt
+from .model import Challenge, Game, Player, World
+from .opponents import Opponent, RandomOpponent
+from .runner import Runner
+from .server import SandboxHTTPServer
+
+
+class RequestRecord(NamedTuple):
+    t: float        # time.monotonic() when the status was decided
+    method: str
+    path: str       # with query string
+    status: int     # 0 = connection dropped before a status line
+
+
+@dataclass(frozen=True)
+class ChallengeInfo:
+    id: str
+    status: str                 # created, accepted, declined, canceled
+    decline_reason: str | None  # the reason key the bot sent (e.g. "tooFast")
+    decline_body: Any           # decoded body of the decline request
+    game_id: str | None
+    bot_color: str
+    answered_at: float | None   # monotonic
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    id: str
+    status: str
+    winner: str | None
+    moves: list[str]                        # as sent on the wire
+    fen: str
+    bot_color: str
+    initial_fen: str | None
+    wtime_ms: int
+    btime_ms: int
+    chat: list[tuple[str, str, str]]        # (username, room, text)
+    draw_offers: list[tuple[str, int]]      # (colour, number of moves when offered)
+    pending_draw: frozenset[str]
+    bot_move_times: list[float]             # monotonic receive time of each accepted bot move
+    bot_move_latency: list[float]           # seconds from the bot's turn starting to its move arriving
+    rejected_moves: list[tuple[str, str]]   # (uci, error) of refused bot moves
+    opponent_gone: bool
+    opponent_errors: list[str]
+    stream_connects: int
+
+    @property
+    def over(self) -> bool:
+        return self.status != "started"
+
+    @property
+    def board(self) -> chess.Board:
+        return chess.Board(self.fen)
+
+
+class Sandbox:
+    """A local stand-in for lichess.org (see the package docstring for the full API)."""
+
+    def __init__(self, token: str = "sandbox-token", bot_name: str = "umax-bot", bot_account: bool = True,
+                 seed: int | None = 0, *, host: str = "127.0.0.1", port: int = 0, keepalive_s: float = 6.0,
+                 opponent_think_s: float = 0.05, no_start_s: float = 60.0, no_start_status: str = "aborted",
+                 gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
+                 upgrade_allowed: bool = True):
+        self.token = token
+        self.host = host
+        self.port = port
+        self.keepalive_s = keepalive_s
+        self.upgrade_allowed = upgrade_allowed
+        self.rng = random.Random(seed)
+        self.stopping = False
+        self.faults = flt.FaultInjector(seed)
+        self.world = World(bot=Player.named(bot_name, title="BOT" if bot_account else None),
+                           bot_account=bot_account, token=token, seed=seed, base_url=lambda: self.url,
+                           no_start_s=no_start_s, gone_claim_s=gone_claim_s, no_start_status=no_start_status,
+                           challenge_ttl_s=challenge_ttl_s)
+        self.runner = Runner(self.world, opponent_think_s)
+        self._log: list[RequestRecord] = []
+        self._log_lock = threading.Lock()
+        self._server: SandboxHTTPServer | None = None
+        self._serve_thread: threading.Thread | None = None
+        self._srv_lock = threading.RLock()
+        self._restart_thread: threading.Thread | None = None
+        self._down_until = 0.0
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> Sandbox:
+        self._listen()
+        self.runner.start()
+        return self
+
+    def _listen(self) -> None:
+        with self._srv_lock:
+            srv = SandboxHTTPServer((self.host, self.port), self)
+            self.port = srv.server_address[1]
+            t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05},
+                                 name=f"sandbox-http-{self.port}", daemon=True)
+            self._server, self._serve_thread = srv, t
+            t.start()
+
+    def _close_server(self, timeout: float = 5.0) -> None:
+        with self._srv_lock:
+            srv, t = self._server, self._serve_thread
+            self._server = self._serve_thread = None
+        if srv is None:
+            return
+        srv.closing = True
+        for sub in self.world.all_subscribers():
+            sub.cut()
+        srv.shutdown()       # stop accepting (serve_forever returns)
+        srv.server_close()   # close the listening socket
+        handlers = srv.close_all_connections()
+        deadline = time.monotonic() + timeout
+        for h in handlers:
+            h.join(max(0.0, deadline - time.monotonic()))
+        if t is not None:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def stop(self) -> None:
+        """Close all streams, the listening socket and every thread (promptly, idempotent)."""
+        self.stopping = True
+        self._down_until = 0.0
+        rt = self._restart_thread
+        if rt is not None:
+            rt.join(5.0)
+        self._close_server()
+        self.runner.stop()
+
+    def __enter__(self) -> Sandbox:
+        return self.start() if self._server is None else self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    # --- request log -----------------------------------------------------------------------------
+    def log_request(self, method: str, path: str, status: int) -> None:
+        with self._log_lock:
+            self._log.append(RequestRecord(time.monotonic(), method, path, status))
+
+    @property
+    def request_log(self) -> list[RequestRecord]:
+        with self._log_lock:
+            return list(self._log)
+
+    def requests(self, path_regex: str = ".*", method: str | None = None) -> list[RequestRecord]:
+        import re
+
+        rx = re.compile(path_regex)
+        return [r for r in self.request_log if rx.search(r.path) and (method is None or r.method == method)]
+
+    # --- challenges ------------------------------------------------------------------------------
+    def send_challenge(self, challenger: str = "alice", challenger_is_bot: bool = False,
+                       variant: str = "standard", rated: bool = False,
+                       clock: tuple[int, int] | None = (60, 0),
+                       days: int | None = None, color: str = "random", initial_fen: str | None = None,
+                       opponent: Opponent | None = None, *, challenger_rating: int = 1500,
+                       challenger_title: str | None = None, castling_as_king_takes_rook: bool = False,
+                       think_s: float | None = None) -> str:
+        """A challenge to the bot; `color` is the challenger's wish (white/black/random).
+        clock=(limit_s, increment_s); clock=None with days=N is correspondence, with days=None unlimited."""
+        if days is not None:
+            clock = None
+        if color not in ("white", "black", "random"):
+            raise ValueError("color must be white, black or random")
+        final = color if color != "random" else self.rng.choice(["white", "black"])
+        title = challenger_title or ("BOT" if challenger_is_bot else None)
+        with self.world.cond:
+            who = Player.named(challenger, title, challenger_rating)
+            c = Challenge(id=self.world.new_id(), challenger=who,
+                          dest=self.world.bot, variant=variant, rated=rated, clock=clock, days=days,
+                          color=color, final_color=final, initial_fen=initial_fen,
+                          opponent=opponent or RandomOpponent(self.rng.randrange(1 << 30)),
+                          options={"castling_as_king_takes_rook": castling_as_king_takes_rook,
+                                   "think_s": think_s})
+            self.world.add_challenge(c)
+        return c.id
+
+    def cancel_challenge(self, cid: str) -> None:
+        """The challenger withdraws: the bot's event stream gets challengeCanceled."""
+        self.world.cancel_challenge(cid)
+
+    def challenge(self, cid: str) -> ChallengeInfo:
+        with self.world.cond:
+            c = self.world.get_challenge(cid)
+            return ChallengeInfo(c.id, c.status, c.decline_reason, c.decline_body, c.game_id, c.bot_color,
+                                 c.answered_at)
+
+    def wait_challenge_answered(self, cid: str, timeout: float = 5.0) -> str:
+        """Waits until the challenge is accepted/declined/canceled; returns the status
+        ("created" on timeout)."""
+        with self.world.cond:
+            c = self.world.get_challenge(cid)
+            self.world.cond.wait_for(lambda: c.status != "created", timeout=timeout)
+            return c.status
+
+    # --- games -----------------------------------------------------------------------------------
+    def start_game(self, opponent: Opponent | None = None, bot_color: str = "white",
+                   clock: tuple[int, int] | None = (60, 0), initial_fen: str | None = None,
+                   moves: list[str] | tuple[str, ...] = (), *, days: int | None = None,
+                   variant: str = "standard", rated: bool = False, opponent_name: str = "alice",
+                   opponent_is_bot: bool = False, opponent_rating: int = 1500,
+                   castling_as_king_takes_rook: bool = False, think_s: float | None = None) -> str:
+        """A game already in progress (announced with gameStart on the event stream). `moves` are
+        UCI moves already played from `initial_fen`; the clock runs if they are two or more."""
+        if days is not None:
+            clock = None
+        if initial_fen is not None and variant == "standard":
+            variant = "fromPosition"
+        opp = Player.named(opponent_name, "BOT" if opponent_is_bot else None, opponent_rating)
+        white, black = (self.world.bot, opp) if bot_color == "white" else (opp, self.world.bot)
+        g = self.world.create_game(gid=None, white=white, black=black, bot_color=bot_color, variant=variant,
+                                   rated=rated, clock=clock, days=days, initial_fen=initial_fen, moves=moves,
+                                   opponent=opponent or RandomOpponent(self.rng.randrange(1 << 30)),
+                                   options={"castling_as_king_takes_rook": castling_as_king_takes_rook,
+                                            "think_s": think_s})
+        return g.id
+
+    def game(self, gid: str) -> GameInfo:
+        with self.world.cond:
+            g = self.world.get_game(gid)
+            return self._info(g)
+
+    def games(self) -> list[GameInfo]:
+        with self.world.cond:
+            return [self._info(g) for g in self.world.games.values()]
+
+    def _info(self, g: Game) -> GameInfo:
+        w, b = g.clock_ms()
+        return GameInfo(
+            id=g.id, status=g.status, winner=g.winner, moves=list(g.moves), fen=g.board.fen(),
+            bot_color=g.bot_color, initial_fen=g.initial_fen, wtime_ms=w, btime_ms=b, chat=list(g.chat),
+            draw_offers=list(g.draw_offers), pending_draw=frozenset(g.pending_draw),
+            bot_move_times=list(g.bot_move_times), bot_move_latency=list(g.bot_move_latency),
+            rejected_moves=list(g.rejected_moves), opponent_gone=g.opponent_gone,
+            opponent_errors=list(g.opponent_errors),
+            stream_connects=self.world.game_stream_connects.get(g.id, 0),
+        )
+
+    def wait_game_over(self, gid: str, timeout: float = 10.0) -> str:
+        """Waits for the game to end; returns its status ("started" on timeout)."""
+        with self.world.cond:
+            g = self.world.get_game(gid)
+            self.world.cond.wait_for(lambda: g.status != "started", timeout=timeout)
+            return g.status
+
+    def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+        """Waits (on sandbox state changes) until predicate() is true; returns its last value."""
+        with self.world.cond:
+            return bool(self.world.cond.wait_for(predicate, timeout=timeout))
+
+    def wait_moves(self, gid: str, n: int, timeout: float = 5.0) -> bool:
+        """Waits until the game has at least n moves (or ends)."""
+        g = self.world.get_game(gid)
+        return self.wait_until(lambda: len(g.moves) >= n or g.status != "started", timeout)
+
+    def wait_event_stream(self, timeout: float = 5.0, connects: int = 1) -> bool:
+        """Waits until an event stream is open and there were at least `connects` connections."""
+        w = self.world
+        return self.wait_until(lambda: w.event_sub is not None and w.event_stream_connects >= connects,
+                               timeout)
+
+    @property
+    def event_stream_connects(self) -> int:
+        return self.world.event_stream_connects
+
+    @property
+    def errors(self) -> list[str]:
+        """Problems inside the sandbox (e.g. a scripted opponent move that was illegal)."""
+        with self.world.cond:
+            return list(self.world.errors)
+
+    def set_opponent_gone(self, gid: str, gone: bool = True) -> None:
+        """Make the opponent leave (opponentGone + claim countdown) or come back, at any time."""
+        self.world.opponent_gone(gid, gone)
+
+    # --- faults ----------------------------------------------------------------------------------
+    def respond_with(self, path_regex: str, status: int, times: int | None = 1,
+                     headers: dict[str, str] | None = None, body: Any = None,
+                     method: str | None = None) -> flt.Rule:
+        """Answer the next `times` matching requests with `status` (e.g. 429 + {"Retry-After": "2"})."""
+        return self.faults.add(flt.Respond(status, headers, body), path_regex, method=method, times=times)
+
+    def cut_event_stream(self) -> None:
+        """Drop the open event stream abruptly (the client sees a broken chunked body)."""
+        with self.world.cond:
+            if self.world.event_sub is not None:
+                self.world.event_sub.cut()
+
+    def cut_game_stream(self, gid: str) -> None:
+        with self.world.cond:
+            for s in self.world.get_game(gid).subs:
+                s.cut()
+
+    def restart(self, downtime_s: float = 2.0, mode: str = "refuse", wait: bool = False) -> None:
+        """Simulate a Lichess restart: all streams drop; for `downtime_s` connections are refused
+        (mode="refuse": the listening socket is closed and reopened on the same port) or answered
+        502 (mode="error"). Games and clocks go on. Returns at once unless wait=True."""
+        if mode == "error":
+            for sub in self.world.all_subscribers():
+                sub.cut()
+            self.faults.add(flt.Respond(502, body={"error": "Bad Gateway"}), ".*", times=None,
+                            duration=downtime_s)
+            if wait:
+                time.sleep(downtime_s)
+            return
+        if mode != "refuse":
+            raise ValueError("mode must be 'refuse' or 'error'")
+        self._close_server()
+        self._down_until = time.monotonic() + downtime_s
+
+        def reopen() -> None:
+            while time.monotonic() < self._down_until and not self.stopping:
+                time.sleep(0.02)
+            if not self.stopping:
+                self._listen()
+
+        t = threading.Thread(target=reopen, name="sandbox-restart", daemon=True)
+        self._restart_thread = t
+        t.start()
+        if wait:
+            t.join()

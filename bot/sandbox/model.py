@@ -1,0 +1,695 @@
+"""Sandbox state: players, challenges, games, clocks and game-end rules.
+
+One `World` holds everything behind a single re-entrant lock plus a condition variable (`World.cond`):
+the sandbox is small, and one lock makes every transition (a move, a flag, a stream subscription and
+its initial snapshot) atomic, so a stream can never miss or duplicate an event. Nothing in here
+starts threads or touches sockets; the HTTP layer (server.py) and the background threads
+(runner.py) call these methods.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import random
+import string
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import chess
+import chess.variant
+
+from . import wire
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .opponents import Opponent
+
+
+class ApiError(Exception):
+    """An HTTP error answer: status code plus the Lichess-style JSON body {"error": message}."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class Player:
+    id: str
+    name: str
+    title: str | None = None
+    rating: int = 1500
+    provisional: bool = False
+
+    @classmethod
+    def named(cls, name: str, title: str | None = None, rating: int = 1500) -> Player:
+        return cls(id=name.lower(), name=name, title=title, rating=rating)
+
+
+# Stream items besides JSON lines: CLOSE ends the stream cleanly (final zero-size chunk),
+# CUT drops the connection abruptly (the client sees a broken chunked body).
+CLOSE = "<close>"
+CUT = "<cut>"
+
+
+class Subscriber:
+    """One open ndjson stream: the model pushes lines, the HTTP handler thread drains them."""
+
+    def __init__(self, kind: str, key: str | None = None):
+        self.kind = kind  # "event" or "game"
+        self.key = key    # game id for game streams
+        self.q: queue.SimpleQueue[str] = queue.SimpleQueue()
+        self.done = False
+
+    def send(self, obj: dict[str, Any]) -> None:
+        if not self.done:
+            self.q.put(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+
+    def close(self) -> None:
+        if not self.done:
+            self.done = True
+            self.q.put(CLOSE)
+
+    def cut(self) -> None:
+        if not self.done:
+            self.done = True
+            self.q.put(CUT)
+
+
+@dataclass
+class Challenge:
+    id: str
+    challenger: Player
+    dest: Player
+    variant: str
+    rated: bool
+    clock: tuple[int, int] | None
+    days: int | None
+    color: str            # what the challenger asked for: white, black or random
+    final_color: str      # the challenger's colour once random is resolved
+    initial_fen: str | None
+    opponent: Opponent
+    options: dict[str, Any] = field(default_factory=dict)  # per-game options passed on to the Game
+    status: str = "created"   # created, accepted, declined, canceled
+    decline_reason: str | None = None
+    decline_body: Any = None  # the decoded request body, for tests that check what the client sent
+    game_id: str | None = None
+    created: float = field(default_factory=time.monotonic)
+    answered_at: float | None = None
+
+    @property
+    def bot_color(self) -> str:
+        return "black" if self.final_color == "white" else "white"
+
+
+_BOARDS: dict[str, Callable[..., chess.Board]] = {
+    "standard": chess.Board,
+    "fromPosition": chess.Board,
+    "chess960": chess.Board,
+    "crazyhouse": chess.variant.CrazyhouseBoard,
+    "antichess": chess.variant.AntichessBoard,
+    "atomic": chess.variant.AtomicBoard,
+    "horde": chess.variant.HordeBoard,
+    "kingOfTheHill": chess.variant.KingOfTheHillBoard,
+    "racingKings": chess.variant.RacingKingsBoard,
+    "threeCheck": chess.variant.ThreeCheckBoard,
+}
+
+
+def new_board(variant: str, fen: str | None) -> chess.Board:
+    cls = _BOARDS.get(variant)
+    if cls is None:
+        raise ValueError(f"unknown variant {variant!r}")
+    chess960 = variant == "chess960"
+    return cls(chess960=chess960) if fen is None else cls(fen, chess960=chess960)
+
+
+def color_name(c: chess.Color) -> str:
+    return "white" if c == chess.WHITE else "black"
+
+
+def other(color: str) -> str:
+    return "black" if color == "white" else "white"
+
+
+class Game:
+    """A game between the bot and a server-driven opponent, with Lichess clock rules.
+
+    Clock rule (as on Lichess): the clock only runs once both sides have made a move in this game;
+    before that each side must make its first move within `no_start_s` or the game is aborted.
+    """
+
+    def __init__(self, *, gid: str, full_suffix: str, white: Player, black: Player, bot_color: str,
+                 variant: str, rated: bool, clock: tuple[int, int] | None, days: int | None,
+                 initial_fen: str | None, board: chess.Board, opponent: Opponent, options: dict[str, Any],
+                 no_start_s: float, now: float):
+        self.id = gid
+        self.full_suffix = full_suffix
+        self.white, self.black = white, black
+        self.bot_color = bot_color
+        self.variant = variant
+        self.rated = rated
+        self.clock = clock
+        self.days = days
+        self.initial_fen = initial_fen
+        self.board = board
+        self.opponent = opponent
+        self.options = options
+        # Chess960 always uses king-takes-rook; standard games only when asked (Lichess may do it too).
+        self.castling_kxr = bool(options.get("castling_as_king_takes_rook")) or variant == "chess960"
+        self.think_s: float | None = options.get("think_s")
+        self.no_start_s = no_start_s
+        self.source = "friend"
+        self.created_ms = int(time.time() * 1000)
+        self.moves: list[str] = []          # as sent on the wire (castling per castling_kxr)
+        self.plies_in_game = 0              # moves made since this game was created (clock start rule)
+        self.status = "started"
+        self.winner: str | None = None
+        ms = clock[0] * 1000.0 if clock else float(wire.CORRESPONDENCE_MS)
+        self.time_ms = {"white": ms, "black": ms}
+        self.turn_started = now
+        self.bot_turn_began = now               # when the bot last got the move (latency base)
+        self.pending_draw: set[str] = set()       # colours with a standing draw offer
+        self.draw_offers: list[tuple[str, int]] = []  # (colour, ply) of every offer made
+        self.chat: list[tuple[str, str, str]] = []    # (username, room, text)
+        self.bot_move_times: list[float] = []         # monotonic receive time of each accepted bot move
+        self.bot_move_latency: list[float] = []       # seconds from "bot's turn began" to move received
+        self.rejected_moves: list[tuple[str, str]] = []  # (uci, error) of refused bot moves
+        self.opponent_gone = False
+        self.gone_deadline: float | None = None   # when the bot may claim victory
+        self.gone_claim_sent = False
+        self.opponent_errors: list[str] = []
+        self.subs: list[Subscriber] = []
+        self.ended_at: float | None = None
+
+    # --- derived facts -------------------------------------------------------------------------
+    def turn_color(self) -> str:
+        return color_name(self.board.turn)
+
+    def clock_running(self) -> bool:
+        return self.clock is not None and self.plies_in_game >= 2 and self.status == "started"
+
+    def clock_ms(self) -> tuple[int, int]:
+        return max(0, int(self.time_ms["white"])), max(0, int(self.time_ms["black"]))
+
+    def remaining_ms(self, color: str, now: float) -> float:
+        """Live remaining time of `color` (the stored value minus the running turn, if it is theirs)."""
+        t = self.time_ms[color]
+        if self.clock_running() and self.turn_color() == color:
+            t -= (now - self.turn_started) * 1000.0
+        return t
+
+    def expiration_ms(self, now: float | None = None) -> tuple[int, int] | None:
+        if self.status != "started" or self.plies_in_game >= 2 or self.clock is None:
+            return None
+        now = time.monotonic() if now is None else now
+        return int((now - self.turn_started) * 1000), int(self.no_start_s * 1000)
+
+    def bot_has_moved(self) -> bool:
+        n = len(self.board.move_stack)
+        if n == 0:
+            return False
+        first_mover = self.board.turn if n % 2 == 0 else not self.board.turn
+        return n >= 2 or color_name(first_mover) == self.bot_color
+
+    def render(self, move: chess.Move) -> str:
+        """UCI as sent in `moves` (board must be the position before the move)."""
+        return self.board.uci(move, chess960=self.castling_kxr)
+
+
+class World:
+    """All sandbox state. Every public method takes `cond` (callers may hold it already)."""
+
+    def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
+                 base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
+                 no_start_status: str = "aborted", challenge_ttl_s: float | None = None):
+        self.cond = threading.Condition(threading.RLock())
+        self.bot = bot
+        self.bot_account = bot_account
+        self.token = token
+        self.rng = random.Random(seed)
+        self.base_url = base_url
+        self.no_start_s = no_start_s
+        self.gone_claim_s = gone_claim_s
+        self.no_start_status = no_start_status
+        self.challenge_ttl_s = challenge_ttl_s
+        self.challenges: dict[str, Challenge] = {}
+        self.games: dict[str, Game] = {}
+        self.event_sub: Subscriber | None = None
+        self.event_stream_connects = 0
+        self.game_stream_connects: dict[str, int] = {}
+        self.on_game_created: Callable[[Game], None] | None = None
+        self.errors: list[str] = []
+
+    # --- helpers ---------------------------------------------------------------------------------
+    def new_id(self, n: int = 8) -> str:
+        alphabet = string.ascii_letters + string.digits
+        while True:
+            gid = "".join(self.rng.choice(alphabet) for _ in range(n))
+            if gid not in self.games and gid not in self.challenges:
+                return gid
+
+    def _publish_event(self, obj: dict[str, Any]) -> None:
+        if self.event_sub is not None:
+            self.event_sub.send(obj)
+
+    def _publish_game(self, g: Game, obj: dict[str, Any]) -> None:
+        for s in g.subs:
+            s.send(obj)
+
+    def get_game(self, gid: str) -> Game:
+        g = self.games.get(gid)
+        if g is None:
+            raise ApiError(404, "No such game")
+        return g
+
+    def get_challenge(self, cid: str) -> Challenge:
+        c = self.challenges.get(cid)
+        if c is None:
+            raise ApiError(404, "Challenge not found")
+        return c
+
+    # --- challenges ------------------------------------------------------------------------------
+    def add_challenge(self, c: Challenge) -> Challenge:
+        with self.cond:
+            self.challenges[c.id] = c
+            self._publish_event({"type": "challenge", "challenge": wire.challenge_json(c, self.base_url()),
+                                 "compat": {"bot": True, "board": True}})
+            self.cond.notify_all()
+            return c
+
+    def cancel_challenge(self, cid: str) -> None:
+        with self.cond:
+            c = self.get_challenge(cid)
+            if c.status != "created":
+                return
+            c.status = "canceled"
+            c.answered_at = time.monotonic()
+            self._publish_event({"type": "challengeCanceled",
+                                 "challenge": wire.challenge_json(c, self.base_url())})
+            self.cond.notify_all()
+
+    def accept_challenge(self, cid: str) -> Game:
+        with self.cond:
+            c = self.get_challenge(cid)
+            if c.status != "created":
+                raise ApiError(404, "Challenge not found or already answered")
+            try:  # a challenge the sandbox cannot play (odd variant key, bad FEN) is refused, not crashed
+                new_board(c.variant, c.initial_fen)
+            except ValueError as e:
+                raise ApiError(400, f"Cannot start this game: {e}") from None
+            c.status = "accepted"
+            c.answered_at = time.monotonic()
+            white, black = (c.challenger, c.dest) if c.final_color == "white" else (c.dest, c.challenger)
+            g = self.create_game(gid=c.id, white=white, black=black, bot_color=c.bot_color,
+                                 variant=c.variant, rated=c.rated, clock=c.clock, days=c.days,
+                                 initial_fen=c.initial_fen, moves=(), opponent=c.opponent,
+                                 options=c.options)
+            c.game_id = g.id
+            return g
+
+    def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
+        with self.cond:
+            c = self.get_challenge(cid)
+            if c.status != "created":
+                raise ApiError(404, "Challenge not found or already answered")
+            c.status = "declined"
+            c.decline_reason = reason
+            c.decline_body = body
+            c.answered_at = time.monotonic()
+            # Lichess tells the *challenger* (challengeDeclined on their stream); the bot's own
+            # stream gets nothing for a challenge it declined itself.
+            self.cond.notify_all()
+
+    # --- games -----------------------------------------------------------------------------------
+    def create_game(self, *, gid: str | None, white: Player, black: Player, bot_color: str, variant: str,
+                    rated: bool, clock: tuple[int, int] | None, days: int | None, initial_fen: str | None,
+                    moves: tuple[str, ...] | list[str], opponent: Opponent,
+                    options: dict[str, Any]) -> Game:
+        with self.cond:
+            gid = gid or self.new_id()
+            if variant == "chess960" and initial_fen is None:
+                initial_fen = chess.Board.from_chess960_pos(self.rng.randrange(960)).fen()
+            board = new_board(variant, initial_fen)
+            g = Game(gid=gid, full_suffix=self.new_id(4), white=white, black=black, bot_color=bot_color,
+                     variant=variant, rated=rated, clock=clock, days=days, initial_fen=initial_fen,
+                     board=board, opponent=opponent, options=dict(options), no_start_s=self.no_start_s,
+                     now=time.monotonic())
+            for uci in moves:  # moves already played before the sandbox took over (not clock-relevant)
+                mv = board.parse_uci(uci)
+                g.moves.append(g.render(mv))
+                board.push(mv)
+            g.plies_in_game = len(g.moves)
+            self.games[gid] = g
+            self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
+            if self.on_game_created is not None:
+                self.on_game_created(g)
+            self.cond.notify_all()
+            return g
+
+    def _finish(self, g: Game, status: str, winner: str | None, now: float) -> None:
+        if g.status != "started":
+            return
+        if g.clock_running():  # charge the mover for the running turn, as Lichess shows it at the end
+            mover = g.turn_color()
+            g.time_ms[mover] = max(0.0, g.remaining_ms(mover, now))
+        g.status = status
+        g.winner = winner
+        g.ended_at = now
+        g.pending_draw.clear()
+        final = wire.game_state_json(g)
+        for s in g.subs:
+            s.send(final)
+            s.close()
+        g.subs.clear()
+        self._publish_event({"type": "gameFinish", "game": wire.game_event_info(g)})
+        self.cond.notify_all()
+
+    def _apply_move(self, g: Game, uci: str, color: str, now: float) -> None:
+        """Validate and play `uci` for `color` (raises ApiError 400, game unchanged)."""
+        if g.status != "started" or g.turn_color() != color:
+            raise ApiError(400, "Not your turn, or game already over")
+        try:
+            mv = g.board.parse_uci(uci)  # accepts e1g1 and e1h1 for castling (normalised to e1g1)
+        except ValueError:
+            raise ApiError(400, f"Piece on {uci[:2]} cannot move to {uci[2:4]}") from None
+        if g.clock is not None and g.clock_running():
+            left = g.remaining_ms(color, now)
+            if left <= 0:
+                # Lichess refuses the move and ends the game: the flag fell before the move arrived.
+                self._flag(g, color, now)
+                raise ApiError(400, "Not your turn, or game already over")
+            g.time_ms[color] = left + g.clock[1] * 1000.0
+        rendered = g.render(mv)
+        g.board.push(mv)
+        g.moves.append(rendered)
+        g.plies_in_game += 1
+        g.turn_started = now
+        # A move declines a standing offer from the other side (Lichess semantics).
+        g.pending_draw.discard(other(color))
+
+    def _flag(self, g: Game, color: str, now: float) -> None:
+        g.time_ms[color] = 0.0
+        win = other(color)
+        # Lichess: a flag against a side that cannot mate is a draw (status outoftime, no winner).
+        wc = chess.WHITE if win == "white" else chess.BLACK
+        winner = None if g.board.has_insufficient_material(wc) else win
+        self._finish(g, "outoftime", winner, now)
+
+    def _after_move(self, g: Game, now: float) -> None:
+        b = g.board
+        mover = other(g.turn_color())
+        if b.is_variant_end():
+            res = b.outcome()
+            winner = None if res is None or res.winner is None else color_name(res.winner)
+            self._finish(g, "variantEnd", winner, now)
+        elif b.is_checkmate():
+            self._finish(g, "mate", mover, now)
+        elif b.is_stalemate():
+            self._finish(g, "stalemate", None, now)
+        elif b.is_insufficient_material() or b.is_fifty_moves() or b.is_repetition(3):
+            self._finish(g, "draw", None, now)
+        else:
+            self._publish_game(g, wire.game_state_json(g))
+            self.cond.notify_all()
+
+    def _offer_or_accept_draw(self, g: Game, color: str, now: float) -> bool:
+        """Returns True when this agreed a draw (the other side had an offer standing)."""
+        if other(color) in g.pending_draw:
+            self._finish(g, "draw", None, now)
+            return True
+        if color not in g.pending_draw:
+            g.pending_draw.add(color)
+            g.draw_offers.append((color, len(g.moves)))
+        return False
+
+    # --- the bot's side (HTTP endpoints) ---------------------------------------------------------
+    def bot_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            try:
+                self._apply_move(g, uci, g.bot_color, now)
+            except ApiError as e:
+                g.rejected_moves.append((uci, e.message))
+                raise
+            g.bot_move_times.append(now)
+            g.bot_move_latency.append(now - g.bot_turn_began)
+            if offering_draw:
+                g.pending_draw.add(g.bot_color)
+                g.draw_offers.append((g.bot_color, len(g.moves)))
+            self._after_move(g, now)
+
+    def bot_draw(self, gid: str, accept: bool) -> None:
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status != "started":
+                raise ApiError(400, "Game already over")
+            if accept:
+                if not self._offer_or_accept_draw(g, g.bot_color, now):
+                    self._publish_game(g, wire.game_state_json(g))
+            else:
+                if other(g.bot_color) in g.pending_draw:
+                    g.pending_draw.discard(other(g.bot_color))
+                    self._publish_game(g, wire.game_state_json(g))
+            self.cond.notify_all()
+
+    def bot_chat(self, gid: str, room: str, text: str) -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            if room not in ("player", "spectator"):
+                raise ApiError(400, "Invalid room")
+            g.chat.append((self.bot.name, room, text))
+            # Lichess echoes the bot's own line back on its game stream.
+            self._publish_game(g, {"type": "chatLine", "room": room, "username": self.bot.name, "text": text})
+            self.cond.notify_all()
+
+    def bot_abort(self, gid: str) -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status != "started" or g.plies_in_game >= 2:
+                raise ApiError(400, "This game can no longer be aborted")
+            self._finish(g, "aborted", None, time.monotonic())
+
+    def bot_resign(self, gid: str) -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status != "started":
+                raise ApiError(400, "Game already over")
+            if g.plies_in_game < 2:  # Lichess turns a resignation before both moved into an abort
+                self._finish(g, "aborted", None, time.monotonic())
+            else:
+                self._finish(g, "resign", other(g.bot_color), time.monotonic())
+
+    def bot_claim_victory(self, gid: str) -> None:
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            claimable = g.opponent_gone and g.gone_deadline is not None and now >= g.gone_deadline
+            if g.status != "started" or not claimable:
+                raise ApiError(400, "You cannot claim the win on this game")
+            self._finish(g, "timeout", g.bot_color, now)
+
+    # --- the opponent's side (driven by runner.py) -----------------------------------------------
+    def opponent_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            color = other(g.bot_color)
+            self._apply_move(g, uci, color, now)
+            if g.opponent_gone:  # moving means they are back
+                self._set_gone(g, False, now)
+            if offering_draw:
+                g.pending_draw.add(color)
+                g.draw_offers.append((color, len(g.moves)))
+            g.bot_turn_began = now
+            self._after_move(g, now)
+
+    def opponent_draw(self, gid: str, accept: bool) -> None:
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status != "started":
+                return
+            color = other(g.bot_color)
+            if accept:
+                if not self._offer_or_accept_draw(g, color, now):
+                    self._publish_game(g, wire.game_state_json(g))
+            elif g.bot_color in g.pending_draw:
+                g.pending_draw.discard(g.bot_color)
+                self._publish_game(g, wire.game_state_json(g))
+            self.cond.notify_all()
+
+    def opponent_resign(self, gid: str) -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            if g.plies_in_game < 2:
+                self._finish(g, "aborted", None, time.monotonic())
+            else:
+                self._finish(g, "resign", g.bot_color, time.monotonic())
+
+    def opponent_abort(self, gid: str) -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            if g.plies_in_game < 2:
+                self._finish(g, "aborted", None, time.monotonic())
+
+    def opponent_chat(self, gid: str, text: str, room: str = "player") -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            opp = g.black if g.bot_color == "white" else g.white
+            g.chat.append((opp.name, room, text))
+            self._publish_game(g, {"type": "chatLine", "room": room, "username": opp.name, "text": text})
+            self.cond.notify_all()
+
+    def _set_gone(self, g: Game, gone: bool, now: float) -> None:
+        g.opponent_gone = gone
+        if gone:
+            g.gone_deadline = now + self.gone_claim_s
+            g.gone_claim_sent = False
+            self._publish_game(g, {"type": "opponentGone", "gone": True,
+                                   "claimWinInSeconds": math.ceil(self.gone_claim_s)})
+        else:
+            g.gone_deadline = None
+            self._publish_game(g, {"type": "opponentGone", "gone": False})
+        self.cond.notify_all()
+
+    def opponent_gone(self, gid: str, gone: bool) -> None:
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status == "started" and g.opponent_gone != gone:
+                self._set_gone(g, gone, time.monotonic())
+
+    # --- time-driven rules (called by the referee thread) ----------------------------------------
+    def tick(self, now: float) -> float:
+        """Apply flags, first-move aborts, gone countdowns and challenge expiry.
+
+        Returns the seconds until the next deadline (so the referee can sleep just that long)."""
+        nxt = 1.0
+        with self.cond:
+            for g in list(self.games.values()):
+                if g.status != "started":
+                    continue
+                mover = g.turn_color()
+                if g.clock_running():
+                    left = g.remaining_ms(mover, now)
+                    if left <= 0:
+                        self._flag(g, mover, now)
+                        continue
+                    nxt = min(nxt, left / 1000.0)
+                elif g.clock is not None and g.plies_in_game < 2:
+                    left_s = g.turn_started + g.no_start_s - now
+                    if left_s <= 0:
+                        winner = None
+                        if self.no_start_status == "noStart":  # the side that did not move loses
+                            winner = other(mover)
+                        self._finish(g, self.no_start_status, winner, now)
+                        continue
+                    nxt = min(nxt, left_s)
+                if g.opponent_gone and g.gone_deadline is not None and not g.gone_claim_sent:
+                    left_s = g.gone_deadline - now
+                    if left_s <= 0:
+                        g.gone_claim_sent = True
+                        self._publish_game(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": 0})
+                        self.cond.notify_all()
+                    else:
+                        nxt = min(nxt, left_s)
+            if self.challenge_ttl_s is not None:
+                for c in list(self.challenges.values()):
+                    if c.status == "created":
+                        left_s = c.created + self.challenge_ttl_s - now
+                        if left_s <= 0:
+                            self.cancel_challenge(c.id)
+                        else:
+                            nxt = min(nxt, left_s)
+        return max(0.0, nxt)
+
+    # --- streams ---------------------------------------------------------------------------------
+    def subscribe_events(self) -> Subscriber:
+        """Open the event stream: closes the previous one (as Lichess does), then queues a gameStart
+        for each game in progress and a challenge for each open challenge."""
+        with self.cond:
+            if self.event_sub is not None:
+                self.event_sub.close()
+            sub = Subscriber("event")
+            self.event_sub = sub
+            self.event_stream_connects += 1
+            for g in self.games.values():
+                if g.status == "started":
+                    sub.send({"type": "gameStart", "game": wire.game_event_info(g)})
+            for c in self.challenges.values():
+                if c.status == "created":
+                    sub.send({"type": "challenge", "challenge": wire.challenge_json(c, self.base_url()),
+                              "compat": {"bot": True, "board": True}})
+            self.cond.notify_all()
+            return sub
+
+    def subscribe_game(self, gid: str) -> Subscriber:
+        with self.cond:
+            g = self.get_game(gid)
+            sub = Subscriber("game", gid)
+            self.game_stream_connects[gid] = self.game_stream_connects.get(gid, 0) + 1
+            sub.send(wire.game_full_json(g))
+            if g.status != "started":
+                sub.close()  # a finished game: gameFull with the final state, then the stream ends
+            else:
+                if g.opponent_gone:
+                    dl = g.gone_deadline
+                    left = 0 if dl is None else max(0, math.ceil(dl - time.monotonic()))
+                    sub.send({"type": "opponentGone", "gone": True, "claimWinInSeconds": left})
+                g.subs.append(sub)
+            self.cond.notify_all()
+            return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        with self.cond:
+            sub.done = True
+            if self.event_sub is sub:
+                self.event_sub = None
+            if sub.key is not None and sub.key in self.games:
+                g = self.games[sub.key]
+                if sub in g.subs:
+                    g.subs.remove(sub)
+            self.cond.notify_all()
+
+    def all_subscribers(self) -> list[Subscriber]:
+        with self.cond:
+            subs = [s for g in self.games.values() for s in g.subs]
+            if self.event_sub is not None:
+                subs.append(self.event_sub)
+            return subs
+
+    # --- read-only views -------------------------------------------------------------------------
+    def account_json(self) -> dict[str, Any]:
+        with self.cond:
+            now_ms = int(time.time() * 1000)
+            out: dict[str, Any] = {
+                "id": self.bot.id,
+                "username": self.bot.name,
+                "perfs": {k: {"games": 0, "rating": 1500, "rd": 500, "prog": 0, "prov": True}
+                          for k in ("bullet", "blitz", "rapid", "classical", "correspondence")},
+                "createdAt": now_ms - 86_400_000,
+                "seenAt": now_ms,
+                "playTime": {"total": 0, "tv": 0},
+                "url": f"{self.base_url()}/@/{self.bot.name}",
+                "count": {"all": len(self.games), "rated": 0, "draw": 0, "loss": 0, "win": 0,
+                          "bookmark": 0, "playing": sum(g.status == "started" for g in self.games.values()),
+                          "import": 0, "me": 0},
+                "followable": True,
+                "following": False,
+                "blocking": False,
+            }
+            if self.bot_account:
+                out["title"] = "BOT"
+            return out
+
+    def playing_json(self, nb: int = 9) -> dict[str, Any]:
+        with self.cond:
+            games = [wire.game_event_info(g) for g in self.games.values() if g.status == "started"]
+            games.sort(key=lambda i: (not i["isMyTurn"], i.get("secondsLeft", 0)))
+            return {"nowPlaying": games[:nb], "nbMyTurn": sum(i["isMyTurn"] for i in games)}

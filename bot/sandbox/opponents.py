@@ -1,0 +1,230 @@
+"""Opponent policies: the "other side" of a sandbox game, driven by the server itself.
+
+A policy is asked for an `Action` whenever it is the opponent's turn (see runner.py). It gets an
+`OpponentView` (a private copy of the position plus clock and draw state) and returns one action;
+non-move actions (chat, a draw offer, waiting, going away) are followed by another call while the
+turn lasts. Policies are per game: pass a fresh instance to every challenge or game.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import chess
+
+
+@dataclass
+class OpponentView:
+    game_id: str
+    color: str                 # the opponent's colour
+    board: chess.Board         # a private copy of the current position, with its move stack
+    moves: list[str]           # moves as sent on the wire
+    initial_fen: str | None    # None = standard start position
+    bot_offers_draw: bool      # the bot has a draw offer standing
+    my_time_ms: float
+    their_time_ms: float
+    increment_ms: int
+
+    @property
+    def moves_normalized(self) -> list[str]:
+        """UCI moves with castling as king-two-squares (e1g1), as python-chess and the engine expect."""
+        return [m.uci() for m in self.board.move_stack]
+
+
+# --- actions -------------------------------------------------------------------------------------
+@dataclass
+class Action:
+    pass
+
+
+@dataclass
+class Move(Action):
+    uci: str
+    offer_draw: bool = False
+
+
+@dataclass
+class OfferDraw(Action):
+    pass
+
+
+@dataclass
+class AcceptDraw(Action):
+    pass
+
+
+@dataclass
+class DeclineDraw(Action):
+    pass
+
+
+@dataclass
+class Resign(Action):
+    pass
+
+
+@dataclass
+class Abort(Action):
+    pass
+
+
+@dataclass
+class Wait(Action):
+    seconds: float
+
+
+@dataclass
+class Gone(Action):
+    """Disconnect: the bot sees opponentGone and a claim-victory countdown."""
+
+
+@dataclass
+class Back(Action):
+    pass
+
+
+@dataclass
+class Chat(Action):
+    text: str
+    room: str = "player"
+
+
+@dataclass
+class Idle(Action):
+    """Never act again (the opponent sits there until the game ends some other way)."""
+
+
+# --- policies ------------------------------------------------------------------------------------
+class Opponent:
+    """Base class. Override `act`. `think_s` (None = the sandbox default) is the minimum time a move
+    takes, so that the bot sees a realistic gap and the opponent's clock runs."""
+
+    think_s: float | None = None
+
+    def act(self, view: OpponentView) -> Action:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Called when the game ends or the sandbox stops (stop any background search)."""
+
+
+def parse_script_entry(entry: str) -> Action:
+    """Scripted entries: a UCI move ("e7e5", "e7e8n", castling "e8g8" or "e8h8"),
+    "offer-draw:<uci>" (move with a draw offer), "offer-draw" (offer without moving),
+    "accept-draw", "decline-draw", "resign", "abort", "wait:<seconds>", "gone", "back",
+    "chat:<text>", "idle"."""
+    e = entry.strip()
+    if e.startswith("offer-draw:"):
+        return Move(e.split(":", 1)[1], offer_draw=True)
+    if e.startswith("wait:"):
+        return Wait(float(e.split(":", 1)[1]))
+    if e.startswith("chat:"):
+        return Chat(e.split(":", 1)[1])
+    simple: dict[str, Action] = {"offer-draw": OfferDraw(), "accept-draw": AcceptDraw(),
+                                 "decline-draw": DeclineDraw(), "resign": Resign(), "abort": Abort(),
+                                 "gone": Gone(), "back": Back(), "idle": Idle()}
+    if e in simple:
+        return simple[e]
+    if 4 <= len(e) <= 5:
+        return Move(e)
+    raise ValueError(f"bad script entry {entry!r}")
+
+
+class ScriptedOpponent(Opponent):
+    """Plays a fixed list of entries (see `parse_script_entry`), then hands over to `then`
+    (another policy) or, if `then` is None, sits idle."""
+
+    def __init__(self, moves: Iterable[str], then: Opponent | None = None, think_s: float | None = None):
+        self.script = [parse_script_entry(m) for m in moves]
+        self.pos = 0
+        self.then = then
+        self.think_s = think_s
+
+    def act(self, view: OpponentView) -> Action:
+        if self.pos < len(self.script):
+            a = self.script[self.pos]
+            self.pos += 1
+            return a
+        if self.then is not None:
+            return self.then.act(view)
+        return Idle()
+
+    def close(self) -> None:
+        if self.then is not None:
+            self.then.close()
+
+
+class RandomOpponent(Opponent):
+    """Plays a uniformly random legal move (reproducible for a given seed); never offers draws."""
+
+    def __init__(self, seed: int | None = 0, think_s: float | None = None, accept_draws: bool = False):
+        self.rng = random.Random(seed)
+        self.think_s = think_s
+        self.accept_draws = accept_draws
+
+    def act(self, view: OpponentView) -> Action:
+        if view.bot_offers_draw and self.accept_draws:
+            return AcceptDraw()
+        legal = sorted(m.uci() for m in view.board.legal_moves)
+        if not legal:
+            return Idle()
+        return Move(self.rng.choice(legal))
+
+
+class IdleOpponent(Opponent):
+    """Never moves: useful for clocks, first-move aborts and the bot's own abort logic."""
+
+    def act(self, view: OpponentView) -> Action:
+        return Idle()
+
+
+class EngineOpponent(Opponent):
+    """Plays with the project's own engine (engine.Engine), imported lazily so the sandbox works
+    while the engine is absent or still compiling."""
+
+    def __init__(self, node_budget: int = 20000, hash_bits: int = 18, think_s: float | None = None,
+                 movetime_ms: float | None = None):
+        self.node_budget = node_budget
+        self.hash_bits = hash_bits
+        self.movetime_ms = movetime_ms
+        self.think_s = think_s
+        self.engine: Any = None
+        self._lock = threading.Lock()
+
+    def act(self, view: OpponentView) -> Action:
+        from engine import Engine  # lazy: importing numba code is slow and optional
+
+        with self._lock:
+            if self.engine is None:
+                self.engine = Engine(hash_bits=self.hash_bits)
+                self.engine.new_game(view.initial_fen)
+            played = list(self.engine.moves)
+            wanted = view.moves_normalized
+            if played != wanted[: len(played)]:
+                self.engine.new_game(view.initial_fen)
+                played = []
+            for m in wanted[len(played):]:
+                self.engine.play(m)
+            eng = self.engine
+        res = eng.think(node_budget=self.node_budget, movetime_ms=self.movetime_ms)
+        if res.move is None:
+            return Idle()
+        return Move(res.move)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.engine is not None:
+                try:
+                    self.engine.stop()
+                except Exception:  # noqa: BLE001 - best effort on shutdown
+                    pass
+
+
+__all__ = [
+    "Abort", "AcceptDraw", "Action", "Back", "Chat", "DeclineDraw", "EngineOpponent", "Gone", "Idle",
+    "IdleOpponent", "Move", "OfferDraw", "Opponent", "OpponentView", "RandomOpponent", "Resign",
+    "ScriptedOpponent", "Wait", "parse_script_entry",
+]

@@ -1,0 +1,455 @@
+"""The sandbox driven by the real berserk client over loopback (no mocks): account, event stream,
+challenges, game streams, moves, clocks and game ends."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import berserk
+import chess
+import pytest
+import requests
+
+from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
+from bot.sandbox.testing import Reader, client_for
+
+
+def _sandbox_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("sandbox-") and t.is_alive()
+            and not t.name.startswith("sandbox-test-")]
+
+
+@pytest.fixture
+def sb():
+    s = Sandbox(keepalive_s=0.3, opponent_think_s=0.01, gone_claim_s=0.6).start()
+    try:
+        yield s
+    finally:
+        t0 = time.monotonic()
+        s.stop()
+        assert time.monotonic() - t0 < 3.0, "stop() must be prompt"
+        deadline = time.monotonic() + 2.0
+        while _sandbox_threads() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _sandbox_threads(), f"thread leak: {_sandbox_threads()}"
+
+
+@pytest.fixture
+def client(sb):
+    return client_for(sb)
+
+
+def _post(sb, path: str, **kw) -> requests.Response:
+    return requests.post(sb.url + path, headers={"Authorization": f"Bearer {sb.token}"}, timeout=5, **kw)
+
+
+def _game_stream(client, gid: str) -> tuple[Reader, dict]:
+    r = Reader(client.bots.stream_game_state(gid))
+    full = r.get()
+    assert full["type"] == "gameFull"
+    return r, full
+
+
+# --- account ---------------------------------------------------------------------------------------
+def test_account_bot_title_and_bad_token(sb, client):
+    acc = client.account.get()
+    assert acc["id"] == "umax-bot" and acc["username"] == "umax-bot"
+    assert acc["title"] == "BOT"
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:
+        client_for(sb, token="wrong").account.get()
+    assert ei.value.status_code == 401
+    assert "error" in ei.value.cause
+    assert [r.status for r in sb.requests("/api/account$")] == [200, 401]
+
+
+def test_upgrade_turns_account_into_bot():
+    with Sandbox(bot_account=False) as s:
+        c = client_for(s)
+        assert "title" not in c.account.get()
+        with pytest.raises(berserk.exceptions.ResponseError):  # bot endpoints refused before upgrade
+            c.bots.make_move("nosuchgame", "e2e4")
+        c.account.upgrade_to_bot()
+        assert c.account.get()["title"] == "BOT"
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            c.account.upgrade_to_bot()
+        assert ei.value.status_code == 400
+
+
+def test_playing_lists_games_in_progress(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="black", moves=["e2e4"])
+    playing = client.games.get_ongoing()
+    assert [p["gameId"] for p in playing] == [gid]
+    assert playing[0]["color"] == "black" and playing[0]["isMyTurn"] is True
+    assert playing[0]["lastMove"] == "e2e4"
+
+
+# --- event stream and challenges -------------------------------------------------------------------
+def test_event_stream_delivers_challenge_and_game_start(sb, client):
+    ev = Reader(client.bots.stream_incoming_events())
+    assert sb.wait_event_stream(3)
+    cid = sb.send_challenge("Alice", clock=(180, 2), color="white", rated=True,
+                            opponent=ScriptedOpponent([]))
+    e = ev.get()
+    assert e["type"] == "challenge"
+    ch = e["challenge"]
+    assert ch["id"] == cid and ch["status"] == "created"
+    assert ch["challenger"] == {"id": "alice", "name": "Alice", "rating": 1500, "online": True}
+    assert ch["destUser"]["id"] == "umax-bot"
+    assert ch["timeControl"] == {"type": "clock", "limit": 180, "increment": 2, "show": "3+2"}
+    assert ch["speed"] == "blitz" and ch["rated"] is True
+    assert ch["color"] == "white" and ch["finalColor"] == "white"
+    assert ch["variant"]["key"] == "standard"
+    client.bots.accept_challenge(cid)
+    e = ev.get()
+    assert e["type"] == "gameStart"
+    assert e["game"]["gameId"] == cid and e["game"]["color"] == "black"
+    assert e["game"]["isMyTurn"] is False
+    info = sb.challenge(cid)
+    assert info.status == "accepted" and info.game_id == cid and info.bot_color == "black"
+    assert sb.wait_challenge_answered(cid, 1) == "accepted"
+
+
+def test_challenge_shapes_correspondence_and_from_position(sb, client):
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    c1 = sb.send_challenge("bob", clock=None, days=3)
+    c2 = sb.send_challenge("carol", challenger_is_bot=True, variant="fromPosition", initial_fen=fen)
+    c3 = sb.send_challenge("dave", clock=None, days=None)
+    ev = Reader(client.bots.stream_incoming_events())
+    got = {e["challenge"]["id"]: e["challenge"] for e in (ev.get(), ev.get(), ev.get())}
+    assert got[c1]["timeControl"] == {"type": "correspondence", "daysPerTurn": 3}
+    assert got[c1]["speed"] == "correspondence"
+    assert got[c2]["initialFen"] == fen and got[c2]["challenger"]["title"] == "BOT"
+    assert got[c2]["variant"]["key"] == "fromPosition"
+    assert got[c3]["timeControl"] == {"type": "unlimited"}
+    sb.cancel_challenge(c3)
+    e = ev.get()
+    assert e["type"] == "challengeCanceled" and e["challenge"]["id"] == c3
+
+
+def test_decline_records_reason_json_and_form(sb, client):
+    c1 = sb.send_challenge("alice")
+    c2 = sb.send_challenge("bob")
+    client.bots.decline_challenge(c1, reason="tooFast")  # berserk sends JSON
+    assert sb.wait_challenge_answered(c1, 2) == "declined"
+    assert sb.challenge(c1).decline_reason == "tooFast"
+    assert sb.challenge(c1).decline_body == {"reason": "tooFast"}
+    r = _post(sb, f"/api/challenge/{c2}/decline", data={"reason": "noBot"})  # form-encoded
+    assert r.status_code == 200 and r.json() == {"ok": True}
+    assert sb.challenge(c2).decline_reason == "noBot"
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # already answered
+        client.bots.accept_challenge(c1)
+    assert ei.value.status_code == 404
+
+
+def test_stream_on_connect_sends_games_then_challenges_and_second_stream_closes_first(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent())
+    cid = sb.send_challenge("alice")
+    first = Reader(client.bots.stream_incoming_events())
+    e1, e2 = first.get(), first.get()
+    assert (e1["type"], e1["game"]["id"]) == ("gameStart", gid)
+    assert (e2["type"], e2["challenge"]["id"]) == ("challenge", cid)
+    second = Reader(client_for(sb).bots.stream_incoming_events())
+    assert second.get()["type"] == "gameStart"
+    with pytest.raises(StopIteration):
+        first.get(3)
+    assert sb.event_stream_connects == 2
+
+
+# --- game stream and moves -------------------------------------------------------------------------
+def test_game_stream_full_then_states(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "b8c6"]), bot_color="white", clock=(60, 2))
+    gs, full = _game_stream(client, gid)
+    assert full["id"] == gid and full["initialFen"] == "startpos"
+    assert full["white"]["id"] == "umax-bot" and full["white"]["title"] == "BOT"
+    assert full["black"]["id"] == "alice" and full["black"]["title"] is None
+    assert full["clock"] == {"initial": 60000, "increment": 2000}
+    st = full["state"]
+    assert (st["moves"], st["wtime"], st["btime"], st["status"]) == ("", 60000, 60000, "started")
+    client.bots.make_move(gid, "e2e4")
+    assert gs.get()["moves"] == "e2e4"
+    s2 = gs.get()
+    assert s2["moves"] == "e2e4 e7e5" and s2["type"] == "gameState"
+    time.sleep(0.1)
+    client.bots.make_move(gid, "g1f3")  # the clock runs from here on, with increment
+    s3 = gs.get()
+    assert s3["moves"] == "e2e4 e7e5 g1f3"
+    wtime_ms = s3["wtime"].total_seconds() * 1000  # berserk converts gameState times to timedelta
+    assert 60500 < wtime_ms < 61950  # 60 s - (>= 0.1 s) + 2 s increment
+    assert gs.get()["moves"].endswith("b8c6")
+    g = sb.game(gid)
+    assert len(g.bot_move_latency) == 2 and all(0 <= x < 2 for x in g.bot_move_latency)
+    assert g.bot_move_latency[1] >= 0.1
+
+
+def test_illegal_and_out_of_turn_moves_get_400_and_game_continues(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["wait:0.5", "e7e5"]), bot_color="white")
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:
+        client.bots.make_move(gid, "e2e5")
+    assert ei.value.status_code == 400 and "error" in ei.value.cause
+    client.bots.make_move(gid, "e2e4")
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # the opponent is on move
+        client.bots.make_move(gid, "d2d4")
+    assert ei.value.status_code == 400
+    assert sb.wait_moves(gid, 2, 3)
+    client.bots.make_move(gid, "d2d4")
+    g = sb.game(gid)
+    assert g.status == "started" and g.moves == ["e2e4", "e7e5", "d2d4"]
+    assert [u for u, _ in g.rejected_moves] == ["e2e5", "d2d4"]
+    assert [r.status for r in sb.requests("/move/", "POST")] == [400, 200, 400, 200]
+
+
+CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
+
+
+@pytest.mark.parametrize("notation", ["e1g1", "e1h1"])
+def test_castling_accepted_in_both_notations(sb, client, notation):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8c8"]), initial_fen=CASTLE_FEN)
+    client.bots.make_move(gid, notation)
+    assert sb.wait_moves(gid, 2, 3)
+    g = sb.game(gid)
+    assert g.moves == ["e1g1", "e8c8"]
+    assert g.board.piece_at(chess.G1) == chess.Piece.from_symbol("K")
+    assert g.board.piece_at(chess.F1) == chess.Piece.from_symbol("R")
+
+
+def test_castling_sent_as_king_takes_rook(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8h8"]), bot_color="white",
+                        initial_fen="r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R b KQkq - 0 1",
+                        castling_as_king_takes_rook=True)
+    assert sb.wait_moves(gid, 1, 3)
+    gs, full = _game_stream(client, gid)
+    assert full["initialFen"].startswith("r3k2r/")
+    assert full["state"]["moves"] == "e8h8"
+    client.bots.make_move(gid, "e1c1")
+    assert gs.get()["moves"] == "e8h8 e1a1"
+
+
+def test_scripted_underpromotion_appears_in_moves(sb, client):
+    fen = "8/7p/8/8/8/1k6/1p5P/4K3 b - - 0 1"
+    gid = sb.start_game(opponent=ScriptedOpponent(["b2b1n"]), bot_color="white", initial_fen=fen)
+    assert sb.wait_moves(gid, 1, 3)
+    gs, full = _game_stream(client, gid)
+    assert full["initialFen"] == fen
+    assert full["state"]["moves"] == "b2b1n"
+    with pytest.raises(berserk.exceptions.ResponseError):  # the new knight covers d2
+        client.bots.make_move(gid, "e1d2")
+    client.bots.make_move(gid, "e1e2")
+    assert gs.get()["moves"] == "b2b1n e1e2"
+    assert sb.game(gid).board.piece_at(chess.B1) == chess.Piece.from_symbol("n")
+
+
+# --- clocks ----------------------------------------------------------------------------------------
+def test_flag_ends_game_outoftime(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", clock=(1, 0), moves=["e2e4", "e7e5"])
+    gs, _ = _game_stream(client, gid)
+    t0 = time.monotonic()
+    final = gs.get(4)  # nobody sends anything: the server's own timer must flag
+    assert final["status"] == "outoftime" and final["winner"] == "black"
+    assert 0.8 < time.monotonic() - t0 < 2.0
+    with pytest.raises(StopIteration):
+        gs.get(3)
+    assert sb.game(gid).wtime_ms == 0
+    with pytest.raises(berserk.exceptions.ResponseError):
+        client.bots.make_move(gid, "g1f3")
+
+
+def test_clock_waits_for_first_moves_then_idle_first_move_aborts():
+    with Sandbox(no_start_s=1.3, opponent_think_s=0.0) as s:
+        c = client_for(s)
+        gid = s.start_game(opponent=IdleOpponent(), bot_color="white", clock=(1, 0))
+        time.sleep(1.1)  # longer than the clock: it must not run before both sides moved
+        c.bots.make_move(gid, "e2e4")
+        t0 = time.monotonic()
+        assert s.wait_game_over(gid, 3) == "aborted"  # the opponent never made its first move
+        assert 1.1 < time.monotonic() - t0 < 2.0
+        g = s.game(gid)
+        assert g.winner is None and g.wtime_ms == 1000
+
+
+def test_bot_abort_allowed_only_before_both_moved(sb, client):
+    g1 = sb.start_game(opponent=IdleOpponent())
+    client.bots.abort_game(g1)
+    assert sb.wait_game_over(g1, 2) == "aborted"
+    g2 = sb.start_game(opponent=IdleOpponent(), moves=["e2e4", "e7e5"])
+    with pytest.raises(berserk.exceptions.ResponseError):
+        client.bots.abort_game(g2)
+    client.bots.resign_game(g2)
+    assert sb.wait_game_over(g2, 2) == "resign"
+    assert sb.game(g2).winner == "black"
+
+
+# --- game ends -------------------------------------------------------------------------------------
+def test_mate_ends_game_with_winner_and_stream_closes(sb, client):
+    ev = Reader(client.bots.stream_incoming_events())
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "d8h4"]), bot_color="white")
+    assert ev.get()["type"] == "gameStart"
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "f2f3")
+    gs.until(lambda s: s["moves"].endswith("e7e5"))
+    client.bots.make_move(gid, "g2g4")
+    rest = gs.rest(5)  # ends: the server closes the stream after the final state
+    assert rest[-1]["status"] == "mate" and rest[-1]["winner"] == "black"
+    assert rest[-1]["moves"] == "f2f3 e7e5 g2g4 d8h4"
+    fin = ev.get()
+    assert fin["type"] == "gameFinish" and fin["game"]["status"] == {"id": 30, "name": "mate"}
+    assert fin["game"]["winner"] == "black"
+    assert sb.wait_game_over(gid, 1) == "mate"
+    # a finished game's stream: gameFull with the final state, then the end
+    again, full = _game_stream(client, gid)
+    assert full["state"]["status"] == "mate"
+    assert again.rest(3) == []
+
+
+def test_stalemate_and_insufficient_material_are_draws(sb, client):
+    g1 = sb.start_game(opponent=IdleOpponent(), initial_fen="7k/8/6Q1/8/8/8/8/K7 w - - 0 1")
+    client.bots.make_move(g1, "g6f7")
+    assert sb.wait_game_over(g1, 2) == "stalemate"
+    g2 = sb.start_game(opponent=IdleOpponent(), initial_fen="7k/8/8/8/8/8/6r1/K5N1 w - - 0 1")
+    client.bots.make_move(g2, "g1e2")  # hangs nothing; next capture leaves K+N v K
+    g2b = sb.start_game(opponent=IdleOpponent(), initial_fen="7k/8/8/8/8/8/6r1/K5B1 w - - 0 1")
+    client.bots.make_move(g2b, "g1f2")
+    g3 = sb.start_game(opponent=IdleOpponent(), initial_fen="7k/8/8/8/8/8/5r2/K5B1 w - - 0 1")
+    client.bots.make_move(g3, "g1f2")  # bishop takes the last rook: K+B v K
+    assert sb.wait_game_over(g3, 2) == "draw" and sb.game(g3).winner is None
+    assert sb.game(g2).status == "started"
+
+
+def test_draw_offers_both_ways(sb, client):
+    g1 = sb.start_game(opponent=ScriptedOpponent(["accept-draw"]), bot_color="white")
+    client.bots.make_move(g1, "e2e4?offeringDraw=true")
+    assert sb.wait_game_over(g1, 3) == "draw"
+    assert sb.game(g1).draw_offers == [("white", 1)] and sb.game(g1).winner is None
+
+    g2 = sb.start_game(opponent=ScriptedOpponent(["offer-draw:e7e5"]), bot_color="white")
+    gs, _ = _game_stream(client, g2)
+    client.bots.make_move(g2, "e2e4")
+    st = gs.until(lambda s: s["moves"] == "e2e4 e7e5")
+    assert st.get("bdraw") is True
+    _post(sb, f"/api/bot/game/{g2}/draw/yes").raise_for_status()
+    final = gs.rest(3)[-1]
+    assert final["status"] == "draw" and "winner" not in final
+
+
+def test_chat_both_ways(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["wait:0.3", "chat:hello bot", "e7e5"]), bot_color="white",
+                        moves=["e2e4"])
+    gs, _ = _game_stream(client, gid)
+    line = gs.until(lambda x: x["type"] == "chatLine")
+    assert line == {"type": "chatLine", "room": "player", "username": "alice", "text": "hello bot"}
+    client.bots.post_message(gid, "good luck", spectator=True)
+    echo = gs.until(lambda x: x["type"] == "chatLine")
+    assert (echo["username"], echo["room"], echo["text"]) == ("umax-bot", "spectator", "good luck")
+    assert ("umax-bot", "spectator", "good luck") in sb.game(gid).chat
+
+
+def test_opponent_gone_countdown_and_claim_victory(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "gone"]), bot_color="white")
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "e2e4")
+    gs.until(lambda x: x["type"] == "gameState" and x["moves"] == "e2e4 e7e5")
+    client.bots.make_move(gid, "g1f3")  # the opponent leaves on its turn
+    gone = gs.until(lambda x: x["type"] == "opponentGone")
+    assert gone["gone"] is True and gone["claimWinInSeconds"] == 1
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 400  # too early
+    zero = gs.until(lambda x: x["type"] == "opponentGone", timeout=3)
+    assert zero["claimWinInSeconds"] == 0
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 200
+    final = gs.rest(3)[-1]
+    assert final["status"] == "timeout" and final["winner"] == "white"
+
+
+def test_random_opponent_plays_legal_reproducible_games(sb, client):
+    def play(seed: int) -> list[str]:
+        gid = sb.start_game(opponent=RandomOpponent(seed), bot_color="white", clock=(600, 0))
+        for _ in range(6):
+            b = sb.game(gid).board
+            client.bots.make_move(gid, sorted(m.uci() for m in b.legal_moves)[0])
+            assert sb.wait_until(lambda: sb.game(gid).board.turn == chess.WHITE or sb.game(gid).over, 3)
+        client.bots.resign_game(gid)
+        return sb.game(gid).moves
+
+    a, b, c = play(7), play(7), play(8)
+    assert a == b and a != c and len(a) == 12
+    board = chess.Board()
+    for m in a:
+        board.push_uci(m)  # raises if any move was illegal
+
+
+def test_keepalive_lines_and_chunked_encoding(sb):
+    r = requests.get(sb.url + "/api/stream/event", headers={"Authorization": f"Bearer {sb.token}"},
+                     stream=True, timeout=5)
+    assert r.headers["Transfer-Encoding"] == "chunked"
+    assert r.headers["Content-Type"] == "application/x-ndjson"
+    lines = []
+    t0 = time.monotonic()
+    for line in r.iter_lines():
+        lines.append(line)
+        if len(lines) == 2:
+            break
+    r.close()
+    assert lines == [b"", b""] and 0.4 < time.monotonic() - t0 < 2.0
+
+
+def test_opponent_gone_and_back_on_demand(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    gs, _ = _game_stream(client, gid)
+    sb.set_opponent_gone(gid, True)
+    assert gs.get() == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 1}
+    sb.set_opponent_gone(gid, False)
+    assert gs.get() == {"type": "opponentGone", "gone": False}
+    time.sleep(0.7)
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 400  # they came back
+
+
+def test_realtime_challenge_expires():
+    with Sandbox(challenge_ttl_s=0.3, keepalive_s=0.2) as s:
+        ev = Reader(client_for(s).bots.stream_incoming_events())
+        cid = s.send_challenge("alice")
+        assert ev.get()["type"] == "challenge"
+        e = ev.get(2)
+        assert e["type"] == "challengeCanceled" and e["challenge"]["id"] == cid
+        assert s.challenge(cid).status == "canceled"
+
+
+@pytest.mark.slow
+def test_engine_opponent_plays_legal_moves(sb, client):
+    engine = pytest.importorskip("engine")
+    if not hasattr(engine, "Engine"):
+        pytest.skip("engine.Engine not available yet")
+    from bot.sandbox import EngineOpponent
+
+    gid = sb.start_game(opponent=EngineOpponent(node_budget=2000, hash_bits=16), bot_color="white",
+                        initial_fen=CASTLE_FEN)
+    client.bots.make_move(gid, "e1h1")
+    assert sb.wait_moves(gid, 2, 60), sb.errors  # the first Engine() may compile the search
+    client.bots.make_move(gid, "d2d4")
+    assert sb.wait_moves(gid, 4, 10), sb.errors
+    g = sb.game(gid)
+    assert g.status == "started" and g.opponent_errors == [] and len(g.moves) == 4
+
+
+def test_command_line_serves_and_prints_url(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "bot.sandbox", "--port", "0", "--token", "t0k"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[-1]
+        token = proc.stdout.readline().split()[-1]
+        assert url.startswith("http://127.0.0.1:") and token == "t0k"
+        r = requests.get(url + "/api/account", headers={"Authorization": "Bearer t0k"}, timeout=5)
+        assert r.json()["title"] == "BOT"
+    finally:
+        proc.terminate()
+        proc.wait(5)
+        proc.stdout.close()
+
+
+def test_unplayable_variant_is_refused_with_400(sb, client):
+    cid = sb.send_challenge("alice", variant="someNewVariant")
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:
+        client.bots.accept_challenge(cid)
+    assert ei.value.status_code == 400
+    assert sb.challenge(cid).status == "created" and sb.errors == []
