@@ -84,6 +84,17 @@ class SearchResult:
         return self.nodes / (self.time_ms / 1000.0) if self.time_ms > 0 else 0.0
 
 
+def _is_initial(fen: str) -> bool:
+    """True for the standard initial position (move counters aside): it starts as the original does."""
+    try:
+        board = chess.Board(fen)
+    except ValueError:
+        return False
+    start = chess.Board()
+    return (board.board_fen() == start.board_fen() and board.turn == start.turn
+            and board.castling_rights == start.castling_rights and board.ep_square is None)
+
+
 def _move_text(x: int, y: int) -> str:
     return bd.square_name(x) + bd.square_name(y)
 
@@ -121,9 +132,13 @@ class Engine:
         The original plays one game per process and never clears its table; between two games the
         game-history locks of the first would wrongly score positions of the second as draws.
         """
-        if fen is None:
+        if fen is None or _is_initial(fen):
             board = chess.Board()
-            pos = bd.Position(b=bd.initial_board(), k=bd.BLACK, Q=0, O=bd.S, R=0, J=0, Z=0)
+            # O is a zero-initialised global in the original, so its first search runs with E=0 (a8),
+            # not S. On the initial position that changes nothing on the board ((0-S)&b[0] == 0, no
+            # pawn reaches a8), but it decides the root's hash slot (J+k*E): the slot where the initial
+            # position's draw lock lands. The C program was traced this way, so the port starts so too.
+            pos = bd.Position(b=bd.initial_board(), k=bd.BLACK, Q=0, O=0, R=0, J=0, Z=0)
         else:
             try:
                 board = chess.Board(fen)
@@ -146,6 +161,11 @@ class Engine:
     def board(self) -> chess.Board:
         """A copy of the current game position (python-chess)."""
         return self._board.copy()
+
+    @property
+    def nodes(self) -> int:
+        """The original's N (from 0) of the last search, including the one play() runs for a typed move."""
+        return int(self._g[G_N])
 
     def snapshot(self) -> dict[str, int]:
         """The original's game-level globals Q, O, R, J, Z."""
