@@ -118,6 +118,7 @@ class Engine:
         self._lock = threading.Lock()
         self._board = chess.Board()
         self._table_used = False
+        self.refused_legal_moves = 0  # legal moves the search would not play (see play()); expected 0
         self.moves: list[str] = []
         self.new_game()
 
@@ -133,7 +134,7 @@ class Engine:
         game-history locks of the first would wrongly score positions of the second as draws.
         """
         if fen is None or _is_initial(fen):
-            board = chess.Board()
+            board = chess.Board() if fen is None else chess.Board(fen)  # keep the FEN's move counters
             # O is a zero-initialised global in the original, so its first search runs with E=0 (a8),
             # not S. On the initial position that changes nothing on the board ((0-S)&b[0] == 0, no
             # pawn reaches a8), but it decides the root's hash slot (J+k*E): the slot where the initial
@@ -151,12 +152,16 @@ class Engine:
             if self._table_used:
                 self._hash.view(np.uint8)[:] = 0
                 self._table_used = False
-            self._b[:] = pos.b
-            self._g[:] = 0
-            self._g[G_K], self._g[G_Q], self._g[G_O], self._g[G_R] = pos.k, pos.Q, pos.O, pos.R
-            self._g[G_J], self._g[G_Z] = pos.J, pos.Z
+            self._load(pos)
             self._board = board
             self.moves = []
+
+    def _load(self, pos: bd.Position) -> None:
+        """Put a board and its game-level globals in place (the caller holds the lock)."""
+        self._b[:] = pos.b
+        self._g[:] = 0
+        self._g[G_K], self._g[G_Q], self._g[G_O], self._g[G_R] = pos.k, pos.Q, pos.O, pos.R
+        self._g[G_J], self._g[G_Z] = pos.J, pos.Z
 
     def board(self) -> chess.Board:
         """A copy of the current game position (python-chess)."""
@@ -184,7 +189,8 @@ class Engine:
             move = self._board.parse_uci(uci.strip()) if isinstance(uci, str) else None
         except ValueError as exc:
             raise IllegalMove(f"illegal or unparsable move {uci!r} in {self._board.fen()}: {exc}") from None
-        if move is None or move == chess.Move.null():
+        # python-chess reads "e1g1q" as castling and drops the suffix: a suffix on a non-promotion is illegal
+        if move is None or move == chess.Move.null() or (len(uci.strip()) == 5 and not move.promotion):
             raise IllegalMove(f"illegal or unparsable move {uci!r} in {self._board.fen()}")
         x, y = bd.to88(move.from_square), bd.to88(move.to_square)
         with self._lock:
@@ -194,12 +200,17 @@ class Engine:
             self._prepare(mk=x, budget=NO_LIMIT, max_depth=97, deadline=0)
             self._table_used = True
             g[G_L] = y
-            if D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g) != I:
-                raise EngineDesync(f"the search refused the legal move {uci} in {self._board.fen()}")
-            if move.promotion and move.promotion != chess.QUEEN:
+            played = D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g) == I
+            if played and move.promotion and move.promotion != chess.QUEEN:
                 self._underpromote(y, move.promotion, captured, r_before)
             self._board.push(move)
             self.moves.append(move.uci())
+            if not played:
+                # Never expected (tests/test_engine_oracle.py plays thousands of moves): the search did
+                # not play a legal move. A game must go on, so set the position up from the rules board,
+                # keeping the table (positions before this move keep their draw locks).
+                self.refused_legal_moves += 1
+                self._load(bd.position_from_board(self._board, self._words))
 
     def _underpromote(self, y: int, piece: chess.PieceType, captured: int, r_before: int) -> None:
         """The original always makes a queen; put the chosen piece there and fix J, Z, Q and R to match."""

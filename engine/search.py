@@ -150,6 +150,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
         if z and g[G_MK] == I:
             g[G_ARMED] = 1 if d >= 4 else 0        # PORT: iterations 1-3 always run to the end
 
+        iteration = d                              # PORT: for the Kibitz record (C may set d=98 below)
         x = X                                      # start scan at prev. best
         B = X
         h = Y & S                                  # request try noncastl. 1st
@@ -300,7 +301,12 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             return 0
         # C:
         if m > I - M or m < M - I:                 # mate holds to any depth
-            d = 98
+            if not (z and g[G_MK] != I):
+                d = 98
+            # PORT: not at the root of a typed move. The original ends that search here when iteration
+            # 1 or 2 already sees a mate (a capture that mates, say), before iteration 3 gets to the
+            # quiet moves, and so refuses a legal quiet move; a game against a real opponent must
+            # apply it. Searches of the engine's own moves (K == I) are unchanged.
         if not ((m + I) | int(P == I)):            # best loses K: (stale)mate
             m = 0
         if A[a].D < 99:                            # protect game history
@@ -314,7 +320,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             saveY = Y
             nit = g[G_NITER]
             if nit < MAX_TRACE:
-                g[G_TRACE + 5 * nit] = d
+                g[G_TRACE + 5 * nit] = iteration
                 g[G_TRACE + 5 * nit + 1] = g[G_N]
                 g[G_TRACE + 5 * nit + 2] = m
                 g[G_TRACE + 5 * nit + 3] = X
