@@ -1,0 +1,47 @@
+"""``python -m engine [uci|match|bench] ...`` (also the ``umax-engine`` console script).
+
+- ``uci`` (the default when no sub-command is given, as a GUI starts an engine): the UCI front-end,
+  ``engine/uci.py``;
+- ``match ...``: a match between two engines, ``engine/match.py`` (``--help`` for its options);
+- ``bench ...``: the benchmark, ``engine/bench.py``.
+
+Each sub-command's module is imported only when it is chosen.
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = "usage: python -m engine [uci | match [options] | bench [options]]   (default: uci)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command, rest = (argv[0], argv[1:]) if argv else ("uci", [])
+    if command == "uci":
+        from engine import uci
+
+        return uci.main(rest)
+    if command == "match":
+        from engine import match
+
+        return match.main(rest)
+    if command == "bench":
+        try:
+            from engine import bench
+        except ModuleNotFoundError as exc:
+            if exc.name != "engine.bench":
+                raise
+            print("the benchmark (engine/bench.py) is not available in this installation", file=sys.stderr)
+            return 2
+        sys.argv = [f"{sys.argv[0]} bench", *rest]   # bench parses sys.argv itself, whatever its signature
+        return bench.main() or 0
+    if command in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

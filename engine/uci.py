@@ -1,0 +1,562 @@
+"""UCI front-end for the micro-Max 4.5 port: ``python -m engine uci`` (or the ``umax-engine`` script).
+
+Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
+``position startpos|fen <FEN> [moves ...]``, ``go [wtime btime winc binc movestogo movetime nodes
+depth infinite]``, ``stop``, ``quit``. Anything else (and any malformed command) is answered with
+``info string ...`` and otherwise ignored: the engine never exits on bad input, only on ``quit`` or
+end of input.
+
+Search and play in one call -> UCI
+----------------------------------
+The original's "think" searches and plays its move in one call, and its hash table follows the real
+game ("keep hash"): each game position is locked in the table as a draw. UCI instead sends the whole
+game (``position ... moves ...``) before every ``go`` and expects the engine not to make the move
+itself. The mapping kept here:
+
+* ``position`` only parses and checks the position (python-chess) and remembers it: start FEN plus
+  the list of moves. The engine is not touched, so ``position`` is instant and harmless during a
+  search.
+* ``go`` first brings the engine to that position. When the engine's game (its start FEN and
+  ``Engine.moves``, which include the move its own last ``think()`` played) is a prefix of the
+  wanted game, only the moves played since are applied with ``Engine.play()`` and the hash table
+  is kept: the normal case in a game, where the GUI sends back our move followed by the
+  opponent's. Otherwise (``ucinewgame``, another start position, the GUI took a different move
+  than ours, a takeback, ``Hash`` resized, ``Clear Hash``, an earlier error) the engine starts a
+  new game (``new_game(fen)``, which clears the table, so no stale game-history draw locks remain)
+  and replays every move. Each ``go`` reports which happened in an ``info string keep-hash: ...``
+  line (``table kept, applied N new move(s)`` or ``new game, table cleared (<reason>)``).
+* ``go`` then calls ``think()``, which plays its move on the engine's own board; that move is
+  reported as ``bestmove`` and not committed anywhere else. If the GUI plays it, the next
+  ``position`` extends the engine's game and the table is kept; if not, the engine rebuilds.
+
+Limits
+------
+* ``wtime/btime/winc/binc/movestogo``: a target ``T = time_left/movestogo + 0.8*increment``
+  (``movestogo`` defaults to 30): no new root iteration is started once an iteration completes
+  after ``0.6*T`` (watched by polling, at most ~5 ms late), and ``think()`` gets a hard wall-clock
+  limit of ``min(2.5*T, 0.4*time_left)`` (``0.8*time_left`` with one move to go) less the ``Move
+  Overhead`` option.
+* ``movetime``: the hard limit, less ``Move Overhead`` (at most a quarter of it).
+* ``nodes``: the original's node budget: no new root iteration starts once ``N >= nodes``; the
+  iteration under way runs to its end, so the count overshoots (as in micro-Max).
+* ``depth``: the last root iteration; ``infinite``: no limit, ``bestmove`` waits for ``stop``.
+* plain ``go`` with no limit: the original's own budget, 1e6 nodes.
+* Iterations 1-3 always run (``Engine.stop()`` takes effect from iteration 4): a few ms at most.
+* ``mate``, ``searchmoves``, ``ponder`` are not supported: reported with ``info string``; ``mate``
+  and ``searchmoves`` are ignored, ``ponder`` searches as ``infinite``.
+
+Output
+------
+``info depth D score cp|mate S nodes N nps X time T pv M`` for every completed root iteration,
+printed live: a poller reads the iteration trace the search writes into the engine's globals
+(``Engine._g``, a private field: the public ``SearchResult.iterations`` exists only after
+``think()`` returns; iterations the poller missed are printed from it at the end). ``time`` is
+when the front-end saw the iteration (polled every 5 ms). ``pv`` is the root move only (micro-Max
+keeps no PV). Scores: the engine's pawn is 74 units, so ``cp = score*100/74``; an iteration score
+beyond +-7800 is a mate: micro-Max's delayed-loss bonus makes a mate in N moves score 8000-N (and
+being mated in N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final
+``info nodes .. time .. nps ..`` line gives the search's totals (including the original's replay of
+iteration 3 that plays the move).
+
+Any exception around a search (``EngineDesync`` would be a bug) is reported with ``info string``;
+``bestmove`` is still sent (the first legal move per python-chess) and the engine rebuilds its game
+at the next ``go``. ``bestmove (none)`` means the side to move has no legal move.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+import chess
+
+from engine import Engine
+from engine.board import square_name
+from engine.search import G_NITER, G_TRACE, MAX_TRACE
+
+ENGINE_NAME = "umax 4.5 (micro-Max 4.5 keep-hash, numba port)"
+ENGINE_AUTHOR = "H.G. Muller (micro-Max 4.5); numba port: umax-bot"
+
+HASH_DEFAULT_MB, HASH_MIN_MB, HASH_MAX_MB = 64, 1, 4096
+OVERHEAD_DEFAULT_MS, OVERHEAD_MAX_MS = 30, 5000
+ENTRY_BYTES = 12
+DEFAULT_NODES = 1_000_000   # the original's budget: N < 1e6
+MATE_THRESHOLD = 8000 - 200
+POLL_S = 0.005
+
+
+def hash_bits_for_mb(mb: int) -> int:
+    """Table size for ``setoption name Hash``: the largest power of two of 12-byte entries in MB MiB."""
+    mb = max(HASH_MIN_MB, min(HASH_MAX_MB, int(mb)))
+    return max(10, min(30, int(math.floor(math.log2(mb * 2**20 / ENTRY_BYTES)))))
+
+
+def uci_score(score: int) -> str:
+    """The engine's score (pawn = 74, mate in N = 8000-N) as a UCI ``score`` field."""
+    if abs(score) > MATE_THRESHOLD:
+        n = max(1, 8000 - abs(score))
+        return f"mate {n if score > 0 else -n}"
+    return f"cp {round(score * 100 / 74)}"
+
+
+def allocate_time(time_left_ms: float, inc_ms: float, movestogo: int | None,
+                  overhead_ms: float) -> tuple[float, float]:
+    """(soft, hard) limits in ms for a move with ``time_left_ms`` on our clock; see the module docstring."""
+    time_left_ms = max(1.0, time_left_ms)
+    mtg = max(1, movestogo) if movestogo else 30
+    target = time_left_ms / mtg + 0.8 * max(0.0, inc_ms)
+    ceiling = (0.8 if mtg == 1 else 0.4) * time_left_ms
+    hard = max(1.0, min(2.5 * target, ceiling) - overhead_ms)
+    soft = max(1.0, min(0.6 * target, hard))
+    return soft, hard
+
+
+def _legal_uci(board: chess.Board, text: str) -> str | None:
+    """The engine's from-to text as a legal UCI move on ``board`` (a pawn reaching the last rank: queen)."""
+    try:
+        move = chess.Move.from_uci(text)
+    except ValueError:
+        return None
+    piece = board.piece_at(move.from_square)
+    if piece is not None and piece.piece_type == chess.PAWN and chess.square_rank(move.to_square) in (0, 7):
+        move.promotion = chess.QUEEN
+    return move.uci() if board.is_legal(move) else None
+
+
+@dataclass
+class GoParams:
+    wtime: float | None = None
+    btime: float | None = None
+    winc: float = 0.0
+    binc: float = 0.0
+    movestogo: int | None = None
+    movetime: float | None = None
+    nodes: int | None = None
+    depth: int | None = None
+    infinite: bool = False
+
+
+_GO_NUMBERS = {"wtime": float, "btime": float, "winc": float, "binc": float, "movestogo": int,
+               "movetime": float, "nodes": int, "depth": int, "mate": int}
+
+
+_GO_FLAGS = ("infinite", "ponder")
+
+
+def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
+    """Parse ``go``'s arguments; returns the parameters and a list of complaints (unknown, malformed)."""
+    params, problems = GoParams(), []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok in _GO_NUMBERS:
+            if i + 1 >= len(tokens):
+                problems.append(f"{tok} needs a value")
+                break
+            try:
+                value = _GO_NUMBERS[tok](tokens[i + 1])
+            except ValueError:
+                problems.append(f"{tok} {tokens[i + 1]!r} is not a number")
+                i += 2
+                continue
+            if tok == "mate":
+                problems.append("mate search is not supported: searching normally")
+            else:
+                setattr(params, tok, value)
+            i += 2
+        elif tok == "infinite":
+            params.infinite = True
+            i += 1
+        elif tok == "ponder":
+            problems.append("ponder is not supported: searching as infinite")
+            params.infinite = True
+            i += 1
+        elif tok == "searchmoves":
+            problems.append("searchmoves is not supported: searching all moves")
+            i += 1
+            while i < len(tokens) and tokens[i] not in _GO_NUMBERS and tokens[i] not in _GO_FLAGS:
+                i += 1
+        else:
+            problems.append(f"unknown go parameter {tok!r}")
+            i += 1
+    return params, problems
+
+
+def parse_position(tokens: list[str]) -> tuple[str | None, list[str], chess.Board]:
+    """Parse ``position``'s arguments: (start FEN or None for the initial position, moves, final board).
+
+    Raises ValueError with a readable message on anything malformed or illegal.
+    """
+    if not tokens:
+        raise ValueError("position needs 'startpos' or 'fen <FEN>'")
+    if "moves" in tokens:
+        cut = tokens.index("moves")
+        head, move_tokens = tokens[:cut], tokens[cut + 1:]
+    else:
+        head, move_tokens = tokens, []
+    if head == ["startpos"]:
+        fen = None
+        board = chess.Board()
+    elif head and head[0] == "fen" and len(head) > 1:
+        try:
+            board = chess.Board(" ".join(head[1:]))
+        except ValueError as exc:
+            raise ValueError(f"bad FEN {' '.join(head[1:])!r}: {exc}") from None
+        if not board.is_valid():
+            raise ValueError(f"illegal position in FEN {' '.join(head[1:])!r}: {board.status()!r}")
+        fen = None if board.fen() == chess.STARTING_FEN else board.fen()
+    else:
+        raise ValueError(f"expected 'startpos' or 'fen <FEN>', got {' '.join(head)!r}")
+    moves = []
+    for text in move_tokens:
+        try:
+            move = board.parse_uci(text)
+        except ValueError:
+            raise ValueError(f"illegal or malformed move {text!r} in {board.fen()}") from None
+        if move == chess.Move.null():
+            raise ValueError(f"null move {text!r} in {board.fen()}")
+        board.push(move)
+        moves.append(move.uci())
+    return fen, moves, board
+
+
+class UciEngine:
+    """The UCI protocol state machine. ``run()`` reads commands until ``quit`` or end of input."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self._out = out if out is not None else sys.stdout
+        self._out_lock = threading.Lock()
+        self._engine: Engine | None = None
+        self._engine_fen: str | None = None       # the start FEN of the engine's current game
+        self._rebuild_reasons: list[str] = ["first search"]   # why the next go must start a new game
+        self._hash_mb = HASH_DEFAULT_MB
+        self._overhead_ms = OVERHEAD_DEFAULT_MS
+        self._debug = False
+        # the position the GUI last set
+        self._fen: str | None = None
+        self._moves: list[str] = []
+        self._board = chess.Board()
+        # the search under way
+        self._worker: threading.Thread | None = None
+        self._done = threading.Event()          # set just before a search's bestmove is written
+        self._done.set()
+        self._stop = threading.Event()
+
+    # ------------------------------------------------------------------ output
+    def send(self, line: str) -> None:
+        with self._out_lock:
+            try:
+                self._out.write(line + "\n")
+                self._out.flush()
+            except (BrokenPipeError, ValueError):  # the GUI went away: nothing left to tell it
+                pass
+
+    def info_string(self, text: str) -> None:
+        self.send("info string " + " ".join(text.split()))
+
+    # ------------------------------------------------------------------ main loop
+    def run(self, stream: TextIO | None = None) -> int:
+        stream = stream if stream is not None else sys.stdin
+        while True:
+            try:
+                line = stream.readline()
+            except (UnicodeDecodeError, ValueError) as exc:
+                self.info_string(f"unreadable input ignored: {exc}")
+                continue
+            if not line:            # end of input: as quit
+                self.quit()
+                return 0
+            try:
+                if not self.handle(line):
+                    return 0
+            except Exception as exc:  # noqa: BLE001  (a GUI must never see the engine die on input)
+                self.info_string(f"error handling {line.strip()!r}: {type(exc).__name__}: {exc}")
+
+    def handle(self, line: str) -> bool:
+        """Handle one command line; False after ``quit``."""
+        tokens = line.split()
+        if not tokens:
+            return True
+        cmd, args = tokens[0], tokens[1:]
+        if cmd == "quit":
+            self.quit()
+            return False
+        handler = {
+            "uci": self._cmd_uci, "isready": self._cmd_isready, "debug": self._cmd_debug,
+            "setoption": self._cmd_setoption, "ucinewgame": self._cmd_ucinewgame,
+            "position": self._cmd_position, "go": self._cmd_go, "stop": self._cmd_stop,
+            "ponderhit": self._cmd_ponderhit,
+        }.get(cmd)
+        if handler is None:
+            self.info_string(f"unknown command {cmd!r} ignored")
+        else:
+            handler(args)
+        return True
+
+    # ------------------------------------------------------------------ commands
+    def _cmd_uci(self, args: list[str]) -> None:
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {ENGINE_AUTHOR}")
+        self.send(f"option name Hash type spin default {HASH_DEFAULT_MB} min {HASH_MIN_MB} max {HASH_MAX_MB}")
+        self.send("option name Clear Hash type button")
+        self.send(f"option name Move Overhead type spin default {OVERHEAD_DEFAULT_MS} min 0 "
+                  f"max {OVERHEAD_MAX_MS}")
+        self.send("uciok")
+
+    def _cmd_debug(self, args: list[str]) -> None:
+        if args in (["on"], ["off"]):
+            self._debug = args == ["on"]
+        else:
+            self.info_string(f"debug expects 'on' or 'off', got {' '.join(args)!r}")
+
+    def _idle(self) -> bool:
+        """True when no search is under way (a search whose bestmove is out counts as finished)."""
+        if self._worker is None:
+            return True
+        if not self._done.is_set():
+            return False
+        self._worker.join()
+        self._worker = None
+        return True
+
+    def _cmd_isready(self, args: list[str]) -> None:
+        try:
+            if self._idle():
+                self._ensure_engine()  # allocate the table now (after a Hash change), not during the next go
+        finally:
+            self.send("readyok")       # whatever happened: a GUI waiting for readyok must get it
+
+    def _cmd_setoption(self, args: list[str]) -> None:
+        if not args or args[0] != "name":
+            self.info_string(f"malformed setoption {' '.join(args)!r} ignored")
+            return
+        if "value" in args:
+            cut = args.index("value")
+            name, value = " ".join(args[1:cut]), " ".join(args[cut + 1:])
+        else:
+            name, value = " ".join(args[1:]), ""
+        key = name.lower()
+        if key == "hash":
+            try:
+                mb = int(value)
+            except ValueError:
+                self.info_string(f"Hash value {value!r} is not an integer: ignored")
+                return
+            if not HASH_MIN_MB <= mb <= HASH_MAX_MB:
+                self.info_string(f"Hash {mb} out of range {HASH_MIN_MB}..{HASH_MAX_MB}: clamped")
+            self._hash_mb = max(HASH_MIN_MB, min(HASH_MAX_MB, mb))
+        elif key == "clear hash":
+            self._rebuild("Clear Hash")
+        elif key == "move overhead":
+            try:
+                self._overhead_ms = max(0, min(OVERHEAD_MAX_MS, int(value)))
+            except ValueError:
+                self.info_string(f"Move Overhead value {value!r} is not an integer: ignored")
+        else:
+            self.info_string(f"unknown option {name!r} ignored")
+
+    def _rebuild(self, reason: str) -> None:
+        if reason not in self._rebuild_reasons:
+            self._rebuild_reasons.append(reason)
+
+    def _cmd_ucinewgame(self, args: list[str]) -> None:
+        self._rebuild("ucinewgame")
+        self._fen, self._moves, self._board = None, [], chess.Board()
+
+    def _cmd_position(self, args: list[str]) -> None:
+        try:
+            fen, moves, board = parse_position(args)
+        except ValueError as exc:
+            self.info_string(f"malformed position ignored: {exc}")
+            return
+        self._fen, self._moves, self._board = fen, moves, board
+
+    def _cmd_stop(self, args: list[str]) -> None:
+        self._stop.set()
+        if self._engine is not None and not self._done.is_set():
+            self._engine.stop()
+
+    def _cmd_ponderhit(self, args: list[str]) -> None:
+        self.info_string("ponderhit: pondering is not supported; send stop to end the search")
+
+    def quit(self) -> None:
+        """Stop a search under way and wait briefly for it to end (its bestmove may still be printed)."""
+        self._cmd_stop([])
+        if self._worker is not None:
+            self._worker.join(timeout=2.0)
+
+    def _cmd_go(self, args: list[str]) -> None:
+        if self._worker is not None and self._stop.is_set():
+            self._worker.join(timeout=5.0)   # a stopped search is ending: let it send its bestmove first
+        if not self._idle():
+            self.info_string("go ignored: a search is already running (send stop first)")
+            return
+        received = time.monotonic()
+        params, problems = parse_go(args)
+        for problem in problems:
+            self.info_string(problem)
+        self._stop.clear()
+        self._done.clear()
+        self._worker = threading.Thread(target=self._search, name="uci-search", daemon=True,
+                                        args=(params, received, self._fen, list(self._moves),
+                                              self._board.copy()))
+        self._worker.start()
+
+    # ------------------------------------------------------------------ the search thread
+    def _ensure_engine(self) -> Engine:
+        bits = hash_bits_for_mb(self._hash_mb)
+        if self._engine is None or self._engine.hash_bits != bits:
+            if self._engine is not None:
+                self._rebuild(f"hash table resized to 2^{bits} entries")
+            self._engine = None            # free the old table before allocating the new one
+            self._engine_fen = None
+            try:
+                self._engine = Engine(hash_bits=bits)
+            except MemoryError:
+                wanted = self._hash_mb
+                self._hash_mb = HASH_DEFAULT_MB if wanted > HASH_DEFAULT_MB else HASH_MIN_MB
+                self.info_string(f"Hash {wanted} MB could not be allocated: using {self._hash_mb} MB")
+                self._engine = Engine(hash_bits=hash_bits_for_mb(self._hash_mb))
+        return self._engine
+
+    def _sync(self, fen: str | None, moves: list[str]) -> Engine:
+        """Bring the engine to (fen, moves), keeping the table when its game is a prefix; report which."""
+        eng = self._ensure_engine()
+        played = eng.moves
+        reason = "; ".join(self._rebuild_reasons) or None
+        if reason is None:
+            if fen != self._engine_fen:
+                reason = "another start position"
+            elif moves[:len(played)] != played:
+                pairs = zip(played, moves, strict=False)
+                at = next((i for i, (a, b) in enumerate(pairs) if a != b), len(moves))
+                reason = f"the game differs from the engine's at ply {at + 1}"
+        if reason is None:
+            new = moves[len(played):]
+            for move in new:
+                eng.play(move)
+            self.info_string(f"keep-hash: table kept, applied {len(new)} new move(s)")
+        else:
+            self._rebuild_reasons = ["after an error"]   # cleared below once the rebuild succeeded
+            eng.new_game(fen)
+            self._engine_fen = fen
+            for move in moves:
+                eng.play(move)
+            self.info_string(f"keep-hash: new game, table cleared ({reason}), replayed {len(moves)} move(s)")
+        self._rebuild_reasons = []
+        return eng
+
+    def _limits(self, params: GoParams, board: chess.Board,
+                received: float) -> tuple[int | None, int | None, float | None, float | None]:
+        """(node_budget, max_depth, hard movetime ms, soft ms) for think() and the poller."""
+        spent_ms = (time.monotonic() - received) * 1000.0
+        hard = soft = None
+        clock = params.wtime if board.turn == chess.WHITE else params.btime
+        inc = params.winc if board.turn == chess.WHITE else params.binc
+        if not params.infinite and clock is not None:
+            soft, hard = allocate_time(clock - spent_ms, inc, params.movestogo, self._overhead_ms)
+        if not params.infinite and params.movetime is not None:
+            mt = max(1.0, params.movetime - min(self._overhead_ms, params.movetime / 4) - spent_ms)
+            hard = mt if hard is None else min(hard, mt)
+            soft = None if soft is None else min(soft, hard)
+        nodes = None if params.infinite else params.nodes
+        depth = None if params.infinite else params.depth
+        if (not params.infinite and nodes is None and depth is None and hard is None):
+            nodes = DEFAULT_NODES
+        if self._debug:
+            self.info_string(f"limits: nodes={nodes} depth={depth} hard_ms={hard} soft_ms={soft}")
+        return nodes, depth, hard, soft
+
+    def _search(self, params: GoParams, received: float, fen: str | None, moves: list[str],
+                board: chess.Board) -> None:
+        best: str | None = None
+        try:
+            eng = self._sync(fen, moves)
+            nodes, depth, hard, soft = self._limits(params, board, received)
+            best = self._think(eng, board, nodes, depth, hard, soft)
+        except Exception as exc:  # noqa: BLE001  (report, rebuild next time, and still answer)
+            self._rebuild("after an error")
+            self.info_string(f"search failed: {type(exc).__name__}: {exc}")
+            legal = list(board.legal_moves)
+            best = legal[0].uci() if legal else None
+        if params.infinite:
+            self._stop.wait()       # UCI: no bestmove before stop, even when the search ended by itself
+        self._done.set()
+        self.send(f"bestmove {best or '(none)'}")
+
+    def _think(self, eng: Engine, board: chess.Board, nodes: int | None, depth: int | None,
+               hard: float | None, soft: float | None) -> str | None:
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = eng.think(node_budget=nodes, max_depth=depth, movetime_ms=hard)
+            except BaseException as exc:  # noqa: BLE001  (handed to the search thread)
+                outcome["error"] = exc
+
+        start = time.monotonic()
+        thinker = threading.Thread(target=run, name="uci-think", daemon=True)
+        # think() resets the engine's stop flag when it starts, so a stop is re-sent while it runs.
+        thinker.start()
+        printed = 0
+        g = eng._g  # PORT-API workaround: the live iteration trace (see the module docstring)
+        while thinker.is_alive():
+            thinker.join(POLL_S)
+            elapsed = (time.monotonic() - start) * 1000.0
+            if self._stop.is_set():
+                eng.stop()
+            count = min(int(g[G_NITER]), MAX_TRACE)
+            while printed < count:
+                base = G_TRACE + 5 * printed
+                it = (int(g[base]), int(g[base + 1]), int(g[base + 2]),
+                      square_name(int(g[base + 3])) + square_name(int(g[base + 4]) & 0x77))
+                self._info_line(board, it, elapsed)
+                printed += 1
+                if soft is not None and elapsed >= soft:
+                    eng.stop()   # soft limit: do not let a new iteration run on
+        if "error" in outcome:
+            raise outcome["error"]  # type: ignore[misc]
+        result = outcome["result"]
+        for it in result.iterations[printed:]:
+            self._info_line(board, it, result.time_ms)
+        self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
+        if result.move is None:
+            return None
+        if not board.is_legal(chess.Move.from_uci(result.move)):
+            raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}")
+        return result.move
+
+    def _info_line(self, board: chess.Board, it: tuple[int, int, int, str], elapsed_ms: float) -> None:
+        depth, nodes, score, move = it
+        ms = max(1, round(elapsed_ms))
+        line = (f"info depth {depth} score {uci_score(score)} nodes {nodes} nps {round(nodes * 1000 / ms)} "
+                f"time {ms}")
+        pv = _legal_uci(board, move)
+        if pv is not None:
+            line += f" pv {pv}"
+        self.send(line)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m engine uci``: speak UCI on stdin/stdout until ``quit``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        print(f"usage: python -m engine uci   (no arguments; got {' '.join(argv)!r})", file=sys.stderr)
+        return 2
+    try:
+        sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
+    except AttributeError:
+        pass
+    code = UciEngine().run()
+    sys.stdout.flush()
+    # A search thread may still sit inside the compiled search: leave without waiting for it.
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,354 @@
+"""The UCI front-end (engine/uci.py), driven by python-chess's UCI client and by raw stdin.
+
+Every engine here is a real subprocess: ``python -m engine uci``. The module fixture compiles (or
+loads) the numba search in this process first, so the subprocesses find it in numba's cache.
+"""
+
+from __future__ import annotations
+
+import io
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from engine import Engine, EngineDesync
+from engine.uci import (
+    UciEngine,
+    allocate_time,
+    hash_bits_for_mb,
+    parse_go,
+    parse_position,
+    uci_score,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+UCI_CMD = [sys.executable, "-m", "engine", "uci"]
+MATE_IN_1 = "6k1/8/6K1/8/8/8/8/R7 w - - 0 1"      # Ra8#
+MATE_IN_2 = "7k/8/5K2/8/8/8/8/R7 w - - 0 1"       # 1.Kg6 Kg8 2.Ra8#
+STALEMATED = "7k/8/8/8/8/8/5q2/7K w - - 0 1"      # white to move has no move
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled_search() -> None:
+    Engine(hash_bits=10)   # compile or load the search into numba's cache before any subprocess starts
+
+
+@pytest.fixture(scope="module")
+def uci() -> chess.engine.SimpleEngine:
+    eng = chess.engine.SimpleEngine.popen_uci(UCI_CMD, cwd=ROOT, timeout=120)
+    yield eng
+    eng.quit()
+
+
+class RawUci:
+    """The engine on raw pipes: send lines, wait for lines."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(UCI_CMD, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for raw in self.proc.stdout:
+            self.lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
+        self.lines.put(None)
+
+    def send(self, data: str | bytes) -> None:
+        self.proc.stdin.write(data if isinstance(data, bytes) else (data + "\n").encode())
+        self.proc.stdin.flush()
+
+    def expect(self, prefix: str, timeout: float = 30.0) -> list[str]:
+        """Lines up to and including the first one that starts with ``prefix``."""
+        got, deadline = [], time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {prefix!r} within {timeout} s; got {got}") from None
+            if line is None:
+                raise AssertionError(f"engine exited waiting for {prefix!r}; got {got}")
+            got.append(line)
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return got
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            pipe.close()
+
+
+@pytest.fixture
+def raw() -> RawUci:
+    r = RawUci()
+    r.send("uci")
+    r.expect("uciok", timeout=120)
+    yield r
+    r.close()
+
+
+# ---------------------------------------------------------------------------- pure helpers
+def test_score_mapping() -> None:
+    assert uci_score(74) == "cp 100"
+    assert uci_score(-37) == "cp -50"
+    assert uci_score(7999) == "mate 1"
+    assert uci_score(7997) == "mate 3"
+    assert uci_score(-7998) == "mate -2"
+    assert uci_score(7700) == f"cp {round(7700 * 100 / 74)}"
+
+
+def test_hash_option_to_table_bits() -> None:
+    assert hash_bits_for_mb(1) == 16      # 2**16 * 12 B = 768 KiB <= 1 MiB < 2**17 * 12 B
+    assert hash_bits_for_mb(16) == 20
+    assert hash_bits_for_mb(64) == 22
+    assert hash_bits_for_mb(192) == 24    # exactly 2**24 entries
+    for mb in (1, 3, 100, 1000, 4096):
+        bits = hash_bits_for_mb(mb)
+        assert (1 << bits) * 12 <= mb * 2**20 < (1 << (bits + 1)) * 12
+
+
+def test_time_allocation() -> None:
+    soft, hard = allocate_time(10_000, 100, None, 30)
+    assert 0 < soft <= hard < 0.4 * 10_000
+    assert soft == pytest.approx(0.6 * (10_000 / 30 + 80))
+    soft, hard = allocate_time(1_000, 0, 1, 30)        # last move before the time control
+    assert hard == pytest.approx(0.8 * 1_000 - 30)
+    soft, hard = allocate_time(-50, 0, None, 30)       # overstepped clock: still a (tiny) search
+    assert soft >= 1 and hard >= 1
+
+
+def test_parse_go_and_position() -> None:
+    params, problems = parse_go("wtime 1000 btime 2000 winc 10 binc 20 movestogo 5 depth 4".split())
+    assert (params.wtime, params.btime, params.winc, params.binc, params.movestogo, params.depth) == (
+        1000, 2000, 10, 20, 5, 4)
+    assert problems == []
+    params, problems = parse_go("depth x nodes 5 frob searchmoves e2e4 d2d4 infinite".split())
+    assert params.depth is None and params.nodes == 5 and params.infinite
+    assert len(problems) == 3
+    fen, moves, board = parse_position("startpos moves e2e4 e7e5 g1f3 b8c6 f1c4 g8f6 e1h1".split())
+    assert fen is None and moves[-1] == "e1g1" and board.fullmove_number == 4
+    fen, moves, _ = parse_position(f"fen {chess.STARTING_FEN}".split())
+    assert fen is None and moves == []
+    for bad in ("", "startpos moves e2e5", "fen 8/8/8 w - - 0 1", "fen 8/8/8/8/8/8/8/8 w - - 0 1",
+                "startpo", "startpos moves 0000"):
+        with pytest.raises(ValueError):
+            parse_position(bad.split())
+
+
+# ---------------------------------------------------------------------------- through python-chess
+def test_handshake_and_options(uci: chess.engine.SimpleEngine) -> None:
+    assert "micro-Max" in uci.id["name"]
+    assert "Muller" in uci.id["author"]
+    hash_opt = uci.options["Hash"]
+    assert (hash_opt.type, hash_opt.default, hash_opt.min, hash_opt.max) == ("spin", 64, 1, 4096)
+    assert uci.options["Move Overhead"].type == "spin"
+    assert uci.options["Clear Hash"].type == "button"
+    info = uci.analyse(chess.Board(), chess.engine.Limit(depth=3), game="handshake")
+    assert info["string"].startswith("keep-hash: new game")
+    uci.configure({"Hash": 16})
+    uci.ping()
+    info = uci.analyse(chess.Board(), chess.engine.Limit(depth=3), game="handshake")
+    assert "hash table resized to 2^20 entries" in info["string"]
+    uci.configure({"Hash": 64})
+    uci.ping()
+
+
+def test_self_play_game_is_legal_and_keeps_the_hash(uci: chess.engine.SimpleEngine) -> None:
+    board, game, kept = chess.Board(), object(), []
+    while board.outcome(claim_draw=True) is None and board.ply() < 150:
+        result = uci.play(board, chess.engine.Limit(nodes=3000), game=game, info=chess.engine.INFO_ALL)
+        assert result.move is not None and board.is_legal(result.move), (board.fen(), result.move)
+        # the budget is tested between root iterations; a mate kept in the table ends the search at once
+        assert result.info["depth"] >= 3
+        assert result.info["nodes"] >= 3000 or result.info["score"].is_mate()
+        kept.append(result.info["string"])
+        board.push(result.move)
+    assert board.ply() >= 20
+    # the first search starts a game; every later one extends it (our own move: nothing new to apply)
+    assert kept[0].startswith("keep-hash: new game")
+    assert all(s == "keep-hash: table kept, applied 0 new move(s)" for s in kept[1:]), set(kept[1:])
+
+
+def test_keep_hash_node_counts_match_the_engine_api(uci: chess.engine.SimpleEngine) -> None:
+    """Node counts are deterministic: the UCI search after a kept table must equal the API's keep-hash
+    search, and differ from a search after a cleared table (which equals the API's fresh one)."""
+    limit = chess.engine.Limit(depth=7)
+    board = chess.Board()
+    board.push_uci("e2e4")
+    first = uci.play(board, limit, game="kh-1", info=chess.engine.INFO_ALL)
+    board.push(first.move)
+    board.push_uci("g1f3")
+    kept = uci.play(board, limit, game="kh-1", info=chess.engine.INFO_ALL)
+    fresh = uci.play(board, limit, game="kh-2", info=chess.engine.INFO_ALL)   # ucinewgame first
+    assert kept.info["string"] == "keep-hash: table kept, applied 1 new move(s)"
+    assert fresh.info["string"].startswith("keep-hash: new game, table cleared (ucinewgame)")
+
+    api = Engine(hash_bits=hash_bits_for_mb(64))
+    api.play("e2e4")
+    assert api.think(max_depth=7).move == first.move.uci()
+    api.play("g1f3")
+    api_kept = api.think(max_depth=7)
+    api.new_game()
+    for move in board.move_stack:
+        api.play(move.uci())
+    api_fresh = api.think(max_depth=7)
+    assert api_kept.nodes != api_fresh.nodes          # else this test could not tell them apart
+    assert kept.info["nodes"] == api_kept.nodes
+    assert fresh.info["nodes"] == api_fresh.nodes
+    assert kept.move.uci() == api_kept.move
+
+
+def test_scores_and_mates(uci: chess.engine.SimpleEngine) -> None:
+    info = uci.analyse(chess.Board(MATE_IN_2), chess.engine.Limit(depth=6), game="mate")
+    assert info["score"].relative == chess.engine.Mate(2)
+    assert info["pv"][0] == chess.Move.from_uci("f6g6")
+    info = uci.analyse(chess.Board("k7/8/1K6/8/8/8/8/7R b - - 0 1"), chess.engine.Limit(depth=5))
+    assert info["score"].relative == chess.engine.Mate(-1)
+    info = uci.analyse(chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1"), chess.engine.Limit(depth=5))
+    assert 300 < info["score"].relative.score() < 1000    # a rook (12*37 units) is ~600 cp
+    result = uci.play(chess.Board(STALEMATED), chess.engine.Limit(depth=4))
+    assert result.move is None                            # "bestmove (none)"
+
+
+def test_clock_limits_are_respected(uci: chess.engine.SimpleEngine) -> None:
+    board = chess.Board()
+    start = time.monotonic()
+    result = uci.play(board, chess.engine.Limit(white_clock=2.0, black_clock=2.0), game="clock")
+    elapsed = time.monotonic() - start
+    assert board.is_legal(result.move)
+    assert elapsed < 0.8 * 2.0        # the hard limit is 0.4 * 2 s minus overhead; plus process latency
+    start = time.monotonic()
+    result = uci.play(board, chess.engine.Limit(time=0.3), game="clock")
+    assert 0.1 < time.monotonic() - start < 1.5
+    assert board.is_legal(result.move)
+
+
+def test_stop_during_infinite_analysis(uci: chess.engine.SimpleEngine) -> None:
+    board = chess.Board()
+    with uci.analysis(board, game="infinite") as analysis:
+        for info in analysis:
+            if info.get("depth", 0) >= 5:
+                break
+        start = time.monotonic()
+        analysis.stop()
+        best = analysis.wait()
+        elapsed = time.monotonic() - start
+    assert elapsed < 0.5
+    assert board.is_legal(best.move)
+
+
+def test_garbage_through_the_client_is_survived(uci: chess.engine.SimpleEngine) -> None:
+    for line in ("xyzzy", "position fen not a fen", "position startpos moves e2e5", "go depth banana",
+                 "setoption name Nonsense value 3"):
+        uci.protocol.loop.call_soon_threadsafe(uci.protocol.send_line, line)
+    uci.ping()
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    result = uci.play(board, chess.engine.Limit(depth=4), game="garbage")
+    assert board.is_legal(result.move)
+
+
+# ---------------------------------------------------------------------------- raw stdin
+def test_malformed_input_is_reported_and_ignored(raw: RawUci) -> None:
+    raw.send("position startpos moves e2e4")
+    bad = ["frobnicate now", "position", "position fen rnbqkbnr/pppppppp/8 w KQkq - 0 1",
+           "position startpos moves e7e5 e2e4", "position startpos moves e7e5 zz",
+           "position fen 8/8/8/8/8/8/8/8 w - - 0 1", "position sideways", "setoption name Hash value lots",
+           "setoption nonsense", "setoption name NoSuchOption value 1", "debug sideways", "go depth banana",
+           "ponderhit"]
+    for line in bad:
+        raw.send(line)
+        raw.send("isready")
+        got = raw.expect("readyok")
+        assert any(g.startswith("info string") for g in got[:-1]), (line, got)
+    raw.send(b"\xff\xfe garbage bytes \x00\n")
+    raw.send("")
+    raw.send("isready")
+    raw.expect("readyok")
+    # the malformed positions were ignored: the search is on the last good one (black to move after 1.e4)
+    raw.send("go depth 3")
+    got = raw.expect("bestmove")
+    after_e4 = chess.Board()
+    after_e4.push_uci("e2e4")
+    assert after_e4.is_legal(chess.Move.from_uci(got[-1].split()[1]))
+    assert raw.proc.poll() is None
+
+
+def test_infinite_waits_for_stop_even_when_the_search_ends(raw: RawUci) -> None:
+    raw.send(f"position fen {MATE_IN_1}")
+    raw.send("go infinite")
+    raw.send("isready")                      # answered at once during a search
+    got = raw.expect("readyok", timeout=5)
+    assert not any(g.startswith("bestmove") for g in got)
+    time.sleep(0.3)                          # the mate is found in well under a millisecond
+    raw.send("isready")
+    got = raw.expect("readyok", timeout=5)
+    assert not any(g.startswith("bestmove") for g in got)
+    start = time.monotonic()
+    raw.send("stop")
+    got = raw.expect("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.5
+    assert got[-1] == "bestmove a1a8"
+    assert any(re.match(r"info depth \d+ score mate 1 .* pv a1a8$", g) for g in raw.seen)
+
+
+def test_stop_and_quit_during_a_search(raw: RawUci) -> None:
+    raw.send("position startpos")
+    raw.send("go infinite")
+    raw.expect("info depth 6", timeout=10)
+    start = time.monotonic()
+    raw.send("stop")
+    raw.expect("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.5
+    raw.send("go wtime 600000 btime 600000")   # a long clock: the search would run for seconds
+    raw.expect("info depth 6", timeout=10)
+    start = time.monotonic()
+    raw.send("quit")
+    raw.proc.wait(timeout=5)
+    assert time.monotonic() - start < 1.0
+    assert raw.proc.returncode == 0
+
+
+def test_end_of_input_during_a_search_exits(raw: RawUci) -> None:
+    raw.send("go infinite")
+    raw.expect("info depth 5", timeout=10)
+    start = time.monotonic()
+    raw.proc.stdin.close()
+    raw.proc.wait(timeout=5)
+    assert time.monotonic() - start < 1.0
+
+
+def test_a_failing_search_still_answers_bestmove() -> None:
+    out = io.StringIO()
+    ue = UciEngine(out=out)
+    ue.handle("isready")
+    real_think = ue._engine.think
+
+    def broken(*args, **kwargs):
+        raise EngineDesync("simulated")
+
+    ue._engine.think = broken
+    ue.handle("position startpos moves e2e4")
+    ue.handle("go depth 4")
+    ue._worker.join(10)
+    lines = out.getvalue().splitlines()
+    assert any("search failed: EngineDesync: simulated" in line for line in lines)
+    assert lines[-1] == "bestmove " + next(iter(chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR "
+                                                             "b KQkq - 0 1").legal_moves)).uci()
+    ue._engine.think = real_think
+    ue.handle("go depth 4")
+    ue._worker.join(10)
+    lines = out.getvalue().splitlines()
+    assert "keep-hash: new game, table cleared (after an error)" in "\n".join(lines)
+    assert lines[-1].startswith("bestmove ") and lines[-1] != "bestmove (none)"
