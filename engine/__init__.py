@@ -44,6 +44,7 @@ from engine.search import (
     G_TRACE,
     G_Z,
     HASH_DTYPE,
+    MAX_TRACE,
     D,
     I,
 )
@@ -254,17 +255,25 @@ class Engine:
             self._table_used = True
             ret = D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g)
             elapsed_ms = (time.monotonic_ns() - start) / 1e6
-            iterations = [
-                (int(g[G_TRACE + 5 * n]), int(g[G_TRACE + 5 * n + 1]), int(g[G_TRACE + 5 * n + 2]),
-                 _move_text(int(g[G_TRACE + 5 * n + 3]), int(g[G_TRACE + 5 * n + 4]) & 0x77))
-                for n in range(int(g[G_NITER]))
-            ]
+            iterations = self.completed_iterations()
             move_text = None
             if ret == I:
                 move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]))
             last = iterations[-1] if iterations else (0, 0, 0, "")
             return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
                                 time_ms=elapsed_ms, iterations=iterations)
+
+    def completed_iterations(self, start: int = 0) -> list[tuple[int, int, int, str]]:
+        """(depth, nodes, score, best move) of each root iteration completed so far, from ``start`` on.
+
+        Safe to call from another thread while ``think()`` runs (a UCI front-end prints them live):
+        the search appends a record before it counts it.
+        """
+        g = self._g
+        count = min(int(g[G_NITER]), MAX_TRACE)
+        return [(int(g[G_TRACE + 5 * n]), int(g[G_TRACE + 5 * n + 1]), int(g[G_TRACE + 5 * n + 2]),
+                 _move_text(int(g[G_TRACE + 5 * n + 3]), int(g[G_TRACE + 5 * n + 4]) & 0x77))
+                for n in range(start, count)]
 
     def _record_own_move(self, x: int, y: int) -> str:
         """Mirror the move the search just played onto the rules board (the original promotes to a queen)."""

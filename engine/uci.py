@@ -48,9 +48,8 @@ Limits
 Output
 ------
 ``info depth D score cp|mate S nodes N nps X time T pv M`` for every completed root iteration,
-printed live: a poller reads the iteration trace the search writes into the engine's globals
-(``Engine._g``, a private field: the public ``SearchResult.iterations`` exists only after
-``think()`` returns; iterations the poller missed are printed from it at the end). ``time`` is
+printed live: a poller reads ``Engine.completed_iterations()`` while the search runs (iterations it
+missed are printed from ``SearchResult.iterations`` at the end). ``time`` is
 when the front-end saw the iteration (polled every 5 ms). ``pv`` is the root move only (micro-Max
 keeps no PV). Scores: the engine's pawn is 74 units, so ``cp = score*100/74``; an iteration score
 beyond +-7800 is a mate: micro-Max's delayed-loss bonus makes a mate in N moves score 8000-N (and
@@ -76,8 +75,6 @@ from typing import TextIO
 import chess
 
 from engine import Engine
-from engine.board import square_name
-from engine.search import G_NITER, G_TRACE, MAX_TRACE
 
 ENGINE_NAME = "umax 4.5 (micro-Max 4.5 keep-hash, numba port)"
 ENGINE_AUTHOR = "H.G. Muller (micro-Max 4.5); numba port: umax-bot"
@@ -504,17 +501,12 @@ class UciEngine:
         # think() resets the engine's stop flag when it starts, so a stop is re-sent while it runs.
         thinker.start()
         printed = 0
-        g = eng._g  # PORT-API workaround: the live iteration trace (see the module docstring)
         while thinker.is_alive():
             thinker.join(POLL_S)
             elapsed = (time.monotonic() - start) * 1000.0
             if self._stop.is_set():
                 eng.stop()
-            count = min(int(g[G_NITER]), MAX_TRACE)
-            while printed < count:
-                base = G_TRACE + 5 * printed
-                it = (int(g[base]), int(g[base + 1]), int(g[base + 2]),
-                      square_name(int(g[base + 3])) + square_name(int(g[base + 4]) & 0x77))
+            for it in eng.completed_iterations(printed):
                 self._info_line(board, it, elapsed)
                 printed += 1
                 if soft is not None and elapsed >= soft:
