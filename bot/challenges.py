@@ -1,0 +1,147 @@
+"""Challenge policy: a Lichess challenge (the event's dict) -> accept, or decline with a reason.
+
+Pure: no I/O, no clock. The runner passes in how many games are in progress; everything else comes
+from the `challenge:` section of the config. Every decision names the rule that made it, so the
+log can say why.
+
+The rules run from the most permanent to the most passing, so a challenge that could never be
+accepted gets the reason that tells the challenger what to change, not "later".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.config import PLAYABLE_VARIANTS, SPEEDS, ChallengeConfig
+
+
+@dataclass(frozen=True)
+class Decision:
+    accept: bool
+    reason: str | None  # the Lichess decline reason key when declined
+    rule: str  # the config key (or built-in rule) that decided
+    detail: str  # human words for the log
+
+    def __str__(self) -> str:
+        verdict = "accept" if self.accept else f"decline ({self.reason})"
+        return f"{verdict} by {self.rule}: {self.detail}"
+
+
+def accept(rule: str, detail: str) -> Decision:
+    return Decision(True, None, rule, detail)
+
+
+def decline(reason: str, rule: str, detail: str) -> Decision:
+    return Decision(False, reason, rule, detail)
+
+
+def describe(ch: dict[str, Any]) -> str:
+    """One-line summary of a challenge for the log."""
+    user = ch.get("challenger") or {}
+    tc = ch.get("timeControl") or {}
+    if tc.get("type") == "clock":
+        clock = f"{tc.get('limit', 0) / 60:g}+{tc.get('increment', 0)}"
+    elif tc.get("type") == "correspondence":
+        clock = f"{tc.get('daysPerTurn')} days"
+    else:
+        clock = "unlimited"
+    title = f"{user.get('title')} " if user.get("title") else ""
+    mode = "rated" if ch.get("rated") else "casual"
+    return (f"{ch.get('id')} from {title}{user.get('name') or user.get('id')} "
+            f"({(ch.get('variant') or {}).get('key')} {ch.get('speed')} {clock} {mode})")
+
+
+def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int) -> Decision:
+    """Decide one incoming challenge. `games_in_progress` counts accepted and running games."""
+    for rule in (_users, _kind_of_player, _variant, _speed, _clock, _mode):
+        verdict = rule(ch, cfg)
+        if verdict is not None:
+            return verdict
+    if games_in_progress >= cfg.concurrency:
+        return decline("later", "challenge.concurrency",
+                       f"{games_in_progress} game(s) in progress, limit {cfg.concurrency}")
+    return accept("challenge", "every rule passed")
+
+
+def _user_id(ch: dict[str, Any]) -> str:
+    user = ch.get("challenger") or {}
+    return str(user.get("id") or user.get("name") or "").lower()
+
+
+def _users(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    uid = _user_id(ch)
+    if uid in cfg.block_list:
+        return decline("generic", "challenge.block_list", f"{uid} is blocked")
+    if cfg.allow_list and uid not in cfg.allow_list:
+        return decline("generic", "challenge.allow_list", f"{uid} is not on the allow list")
+    return None
+
+
+def _kind_of_player(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    is_bot = (ch.get("challenger") or {}).get("title") == "BOT"
+    if is_bot and not cfg.accept_bots:
+        return decline("noBot", "challenge.accept_bots", "the challenger is a bot")
+    if not is_bot and not cfg.accept_humans:
+        return decline("onlyBot", "challenge.accept_humans", "the challenger is not a bot")
+    return None
+
+
+def _variant(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    key = (ch.get("variant") or {}).get("key", "standard")
+    if key in cfg.variants:
+        return None
+    if key in PLAYABLE_VARIANTS and key != "standard" and "standard" in cfg.variants:
+        # "standard" tells the challenger: send me plain chess instead.
+        return decline("standard", "challenge.variants", f"{key} is not accepted, standard is")
+    return decline("variant", "challenge.variants", f"{key} is not in {cfg.variants}")
+
+
+def _speed(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    speed = ch.get("speed")
+    if speed in cfg.speeds:
+        return None
+    rank = SPEEDS.index(speed) if speed in SPEEDS else -1
+    ranks = [SPEEDS.index(s) for s in cfg.speeds]
+    if rank < 0 or not ranks:
+        reason = "timeControl"
+    elif rank < min(ranks):
+        reason = "tooFast"
+    elif rank > max(ranks):
+        reason = "tooSlow"
+    else:
+        reason = "timeControl"
+    return decline(reason, "challenge.speeds", f"{speed} is not in {cfg.speeds}")
+
+
+def _clock(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    tc = ch.get("timeControl") or {}
+    kind = tc.get("type")
+    if kind == "clock":
+        limit, inc = int(tc.get("limit") or 0), int(tc.get("increment") or 0)
+        checks = ((limit < cfg.min_base_s, "tooFast", "challenge.min_base_s",
+                   f"base {limit} s < {cfg.min_base_s}"),
+                  (limit > cfg.max_base_s, "tooSlow", "challenge.max_base_s",
+                   f"base {limit} s > {cfg.max_base_s}"),
+                  (inc < cfg.min_increment_s, "tooFast", "challenge.min_increment_s",
+                   f"increment {inc} s < {cfg.min_increment_s}"),
+                  (inc > cfg.max_increment_s, "tooSlow", "challenge.max_increment_s",
+                   f"increment {inc} s > {cfg.max_increment_s}"))
+    elif kind == "correspondence":
+        days = int(tc.get("daysPerTurn") or 0)
+        checks = ((days < cfg.min_days, "tooFast", "challenge.min_days", f"{days} days < {cfg.min_days}"),
+                  (days > cfg.max_days, "tooSlow", "challenge.max_days", f"{days} days > {cfg.max_days}"))
+    else:
+        checks = ((not cfg.unlimited, "timeControl", "challenge.unlimited", "games without a clock are off"),)
+    for failed, reason, rule, detail in checks:
+        if failed:
+            return decline(reason, rule, detail)
+    return None
+
+
+def _mode(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    mode = "rated" if ch.get("rated") else "casual"
+    if mode in cfg.modes:
+        return None
+    # The reason asks for what we do accept.
+    return decline("casual" if mode == "rated" else "rated", "challenge.modes", f"{mode} games are off")

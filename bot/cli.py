@@ -1,0 +1,135 @@
+"""Command line: ``python -m bot`` / ``umax-bot``.
+
+    umax-bot [--config config.yml]     play on Lichess (or the server at `url:`) until SIGTERM/SIGINT
+    umax-bot --sandbox                 play one game against the built-in local sandbox and print it
+    umax-bot upgrade [--yes]           turn the token's account into a bot account (irreversible)
+    umax-bot check-config              validate the config and print the effective settings
+
+With no token at all (neither LICHESS_BOT_TOKEN nor `token:`) the sandbox demo runs.
+Exit codes: 0 done, 1 unexpected failure, 2 bad configuration / token / account.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from pathlib import Path
+
+from bot.config import Config, ConfigError, dump, load_config
+from bot.lichess import ClientError, Lichess, LichessError
+from bot.log import add_secret, redact, setup_logging
+
+log = logging.getLogger("bot")
+DEFAULT_CONFIG = "config.yml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        cfg = _load(args.config)
+    except ConfigError as e:
+        return _fail(str(e))
+    add_secret(cfg.token)
+    if args.log_level:
+        cfg.log_level = args.log_level
+    try:
+        if args.command == "check-config":
+            print(dump(cfg), end="")
+            return 0
+        if args.command == "upgrade":
+            return _upgrade(cfg, assume_yes=args.yes)
+        if args.sandbox or not cfg.token:
+            from bot.demo import run_demo
+
+            setup_logging(cfg.log_level if args.log_level else "WARNING")
+            if not args.sandbox:
+                print("No token (LICHESS_BOT_TOKEN or token: in the config): playing one game in the local "
+                      "sandbox instead.", flush=True)
+            return run_demo(cfg)
+        setup_logging(cfg.log_level)
+        return _play(cfg)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="umax-bot",
+                                description="A Lichess bot playing micro-Max 4.5 (numba port).")
+    p.add_argument("command", nargs="?", choices=["play", "upgrade", "check-config"], default="play",
+                   help="play (default), upgrade the account to a bot account, or check the config")
+    p.add_argument("--config", "-c", help=f"YAML config file (default: {DEFAULT_CONFIG} if it exists)")
+    p.add_argument("--sandbox", action="store_true", help="play one game against the local sandbox")
+    p.add_argument("--yes", action="store_true", help="upgrade: do not ask for confirmation")
+    p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="override log_level")
+    return p
+
+
+def _load(path: str | None) -> Config:
+    if path is None and Path(DEFAULT_CONFIG).exists():
+        path = DEFAULT_CONFIG
+    return load_config(path)
+
+
+def _fail(message: str) -> int:
+    print(f"umax-bot: error: {redact(message)}", file=sys.stderr, flush=True)
+    return 2
+
+
+def _play(cfg: Config) -> int:
+    from bot.runner import Runner, StartupError
+
+    runner = Runner(cfg)
+    signals = {"count": 0}
+
+    def on_signal(signum: int, _frame: object) -> None:
+        signals["count"] += 1
+        name = signal.Signals(signum).name
+        if signals["count"] > 1:
+            log.warning("%s again: stopping searches now", name)
+            for game in list(runner.games.values()):
+                game.stop_search()
+        runner.request_stop(f"{name} received")
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        code = runner.run()
+    except StartupError as e:
+        return _fail(str(e))
+    logging.shutdown()
+    return code
+
+
+def _upgrade(cfg: Config, assume_yes: bool) -> int:
+    if not cfg.token:
+        return _fail(f"no token: set LICHESS_BOT_TOKEN or token: in the config ({cfg.url})")
+    li = Lichess(cfg.token, cfg.url, cfg.network)
+    try:
+        account = li.account()
+    except ClientError as e:
+        return _fail(f"the token was refused by {cfg.url} ({e})")
+    except LichessError as e:
+        return _fail(f"cannot reach {cfg.url} ({e})")
+    name = account.get("username") or account.get("id")
+    if account.get("title") == "BOT":
+        print(f"{name} is already a bot account; nothing to do.")
+        return 0
+    if not assume_yes:
+        print(f"This turns the Lichess account {name} into a BOT account. It is irreversible: the account "
+              f"can then only play as a bot, and it must not have played any game.")
+        try:
+            answer = input(f"Type the account name ({name}) to confirm: ").strip()
+        except EOFError:
+            answer = ""
+        if answer.lower() != str(name).lower():
+            print("Not confirmed; nothing changed.")
+            return 1
+    try:
+        li.upgrade_to_bot()
+    except LichessError as e:
+        return _fail(f"the upgrade was refused: {e}")
+    print(f"{name} is now a bot account.")
+    return 0
+

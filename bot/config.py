@@ -1,0 +1,334 @@
+"""The bot's configuration: a YAML file turned into typed dataclasses, checked key by key.
+
+Every section is a dataclass whose fields carry their defaults, their allowed values and their
+bounds; one generic loader walks the YAML against them. A bad file gives a `ConfigError` whose
+message is one line naming the key, what was found and what is allowed (an unknown key suggests
+the nearest valid one), never a traceback.
+
+The token comes from the environment variable ``LICHESS_BOT_TOKEN`` (it wins) or from ``token:``
+in the file. `dump()` prints the effective settings with the token redacted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+import string
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TOKEN_ENV = "LICHESS_BOT_TOKEN"
+DEFAULT_URL = "https://lichess.org"
+
+# What the engine can play. Lichess sends a FEN for fromPosition games; chess960 castling and the
+# other variants' rules are beyond micro-Max.
+PLAYABLE_VARIANTS = ("standard", "fromPosition")
+# Ordered from fastest to slowest: a refused speed is "too fast" or "too slow" by this order.
+SPEEDS = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+# Bots may not play ultraBullet on Lichess, so it is not a choice.
+ACCEPTABLE_SPEEDS = SPEEDS[1:]
+MODES = ("casual", "rated")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+CHAT_PLACEHOLDERS = ("me", "opponent")
+CHAT_MAX = 140  # Lichess truncates longer chat lines; we never send them
+
+# One hash entry of the engine's table, in bytes (docs/CONTRACTS.md: 2**bits entries of 12 bytes).
+HASH_ENTRY_BYTES = 12
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with a one-line message that names the key."""
+
+
+def _opt(default: Any, help: str, **rules: Any) -> Any:
+    """A dataclass field with a help text and validation rules (choices, lo, hi)."""
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help, **rules})
+    return field(default=default, metadata={"help": help, **rules})
+
+
+@dataclass
+class EngineConfig:
+    hash_mb: int = _opt(64, "hash table per game, MiB (rounded down to a power of two entries)",
+                        lo=1, hi=4096)
+
+    @property
+    def hash_bits(self) -> int:
+        """The engine's `hash_bits`: the largest table of 12-byte entries within `hash_mb`."""
+        return max(10, int(math.log2(self.hash_mb * 2**20 / HASH_ENTRY_BYTES)))
+
+
+@dataclass
+class ChallengeConfig:
+    variants: list[str] = _opt(list(PLAYABLE_VARIANTS), "variants to accept", choices=PLAYABLE_VARIANTS)
+    speeds: list[str] = _opt(["bullet", "blitz", "rapid", "classical"], "speeds to accept",
+                             choices=ACCEPTABLE_SPEEDS)
+    modes: list[str] = _opt(list(MODES), "casual and/or rated", choices=MODES)
+    min_base_s: int = _opt(0, "shortest initial clock accepted, seconds", lo=0)
+    max_base_s: int = _opt(10800, "longest initial clock accepted, seconds", lo=0)
+    min_increment_s: int = _opt(0, "smallest increment accepted, seconds", lo=0)
+    max_increment_s: int = _opt(180, "largest increment accepted, seconds", lo=0)
+    min_days: int = _opt(1, "correspondence: fewest days per move accepted", lo=1)
+    max_days: int = _opt(14, "correspondence: most days per move accepted", lo=1)
+    unlimited: bool = _opt(False, "accept games without any clock (needs speeds: correspondence)")
+    accept_bots: bool = _opt(True, "accept challenges from bot accounts")
+    accept_humans: bool = _opt(True, "accept challenges from human accounts")
+    block_list: list[str] = _opt([], "users whose challenges are always declined")
+    allow_list: list[str] = _opt([], "if not empty, only these users may challenge")
+    concurrency: int = _opt(1, "maximum simultaneous games", lo=1, hi=64)
+
+
+@dataclass
+class TimeConfig:
+    move_overhead_ms: int = _opt(300, "kept back on every move for network lag, ms", lo=0, hi=60000)
+    time_share: float = _opt(0.04, "share of the remaining time spent on a move", lo=0.0, hi=1.0)
+    increment_share: float = _opt(0.75, "share of the increment spent on a move", lo=0.0, hi=1.0)
+    max_share: float = _opt(0.3, "never more than this share of the remaining time on one move",
+                            lo=0.0, hi=1.0)
+    min_think_ms: int = _opt(20, "shortest think, ms (unless the clock forbids it)", lo=1)
+    max_think_ms: int = _opt(15000, "longest think, ms", lo=1)
+    fixed_movetime_ms: int | None = _opt(None, "think this long every move, ms (clock still caps it)", lo=1)
+    fixed_nodes: int | None = _opt(None, "search this many nodes every move (clock still caps it)", lo=1)
+    correspondence_movetime_ms: int = _opt(10000, "think time per move in correspondence games, ms", lo=1)
+    correspondence_nodes: int | None = _opt(None, "node budget per move in correspondence games", lo=1)
+
+
+@dataclass
+class GameConfig:
+    abort_after_s: float = _opt(30.0, "abort if the opponent has made no first move by then, s (0 = never)",
+                                lo=0.0)
+    claim_victory: bool = _opt(True, "claim the win when the opponent has left and Lichess allows it")
+    greeting: str = _opt("Hi {opponent}, I am {me}, a micro-Max 4.5 port. Good luck!",
+                         "said in the player chat at the start ('' = nothing)")
+    goodbye: str = _opt("Thanks for the game, {opponent}!",
+                        "said in the player chat at the end ('' = nothing)")
+    shutdown_grace_s: float = _opt(12.0, "on SIGTERM/SIGINT, how long a running search may go on, s",
+                                   lo=0.0, hi=18.0)
+
+
+@dataclass
+class DrawConfig:
+    accept: bool = _opt(True, "accept a draw offer when the score rule holds")
+    offer: bool = _opt(False, "offer a draw with our move when the score rule holds")
+    min_moves: int = _opt(30, "full moves played before draws are considered", lo=0)
+    max_score_pawns: float = _opt(0.25, "the rule holds when |score| is at most this, pawns", lo=0.0)
+    consecutive: int = _opt(4, "... for this many of our moves in a row (offers only)", lo=1)
+
+
+@dataclass
+class ResignConfig:
+    enabled: bool = _opt(False, "resign hopeless games")
+    score_pawns: float = _opt(-8.0, "resign when our score is at most this, pawns", hi=0.0)
+    consecutive: int = _opt(3, "... for this many of our moves in a row", lo=1)
+
+
+@dataclass
+class NetworkConfig:
+    connect_timeout_s: float = _opt(5.0, "TCP connect timeout, s", lo=0.1)
+    read_timeout_s: float = _opt(15.0, "read timeout, s; streams need more than Lichess' 7 s keep-alive",
+                                 lo=0.1)
+    backoff_base_s: float = _opt(0.5, "first reconnect delay, s (doubles per failure, with jitter)", lo=0.01)
+    backoff_max_s: float = _opt(60.0, "longest reconnect delay, s", lo=0.01)
+    rate_limit_pause_s: float = _opt(60.0, "pause after HTTP 429, s (longer if Retry-After says so)", lo=0.1)
+    retries: int = _opt(3, "retries of a request after 5xx or connection errors", lo=0, hi=10)
+
+
+@dataclass
+class Config:
+    token: str = _opt("", f"bot token (the environment variable {TOKEN_ENV} wins)")
+    url: str = _opt(DEFAULT_URL, "server base URL")
+    log_level: str = _opt("INFO", "logging level", choices=LOG_LEVELS)
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    challenge: ChallengeConfig = field(default_factory=ChallengeConfig)
+    time: TimeConfig = field(default_factory=TimeConfig)
+    game: GameConfig = field(default_factory=GameConfig)
+    draw: DrawConfig = field(default_factory=DrawConfig)
+    resign: ResignConfig = field(default_factory=ResignConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    # Not a key: where the token came from ("env", "file" or ""), for the redacted dump.
+    token_source: str = field(default="", metadata={"internal": True})
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_config(path: str | Path | None, env: typing.Mapping[str, str] | None = None) -> Config:
+    """Read and check a config file (None = defaults only) and apply the token from the environment."""
+    data: Any = {}
+    if path is not None:
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"{p}: cannot read the config file: {e.strerror}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            where = getattr(e, "problem_mark", None)
+            line = f" at line {where.line + 1}" if where is not None else ""
+            problem = getattr(e, "problem", None) or "not valid YAML"
+            raise ConfigError(f"{p}: {problem}{line}") from None
+        if data is None:
+            data = {}
+    try:
+        cfg = config_from_dict(data)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}" if path is not None else str(e)) from None
+    env = os.environ if env is None else env
+    if env.get(TOKEN_ENV, "").strip():
+        cfg.token, cfg.token_source = env[TOKEN_ENV].strip(), "env"
+    elif cfg.token:
+        cfg.token_source = "file"
+    return cfg
+
+
+def config_from_dict(data: Any) -> Config:
+    """Build a checked `Config` from parsed YAML (a mapping)."""
+    cfg = _build(Config, data, "")
+    _check_relations(cfg)
+    return cfg
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    where = prefix.rstrip(".") or "the top level"
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping of keys, got {_show(data)}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
+    for key in data:
+        if key not in fields:
+            near = difflib.get_close_matches(str(key), list(fields), n=1)
+            hint = f" (did you mean '{prefix}{near[0]}'?)" if near else ""
+            raise ConfigError(f"unknown key '{prefix}{key}'{hint}; valid keys here: {', '.join(fields)}")
+    values = {}
+    for name, f in fields.items():
+        if name not in data:
+            continue
+        tp = hints[name]
+        if dataclasses.is_dataclass(tp):
+            values[name] = _build(tp, data[name] if data[name] is not None else {}, f"{prefix}{name}.")
+        else:
+            values[name] = _convert(data[name], tp, f.metadata, f"{prefix}{name}")
+    return cls(**values)
+
+
+def _convert(value: Any, tp: Any, rules: typing.Mapping[str, Any], key: str) -> Any:
+    """Check one value against its annotation and rules; return it in the annotated type."""
+    optional = isinstance(tp, types.UnionType) and type(None) in typing.get_args(tp)
+    if optional:
+        if value is None:
+            return None
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    if typing.get_origin(tp) is list:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: expected a list, got {_show(value)}")
+        (item_tp,) = typing.get_args(tp)
+        return [_scalar(v, item_tp, rules, f"{key}") for v in value]
+    return _scalar(value, tp, rules, key)
+
+
+def _scalar(value: Any, tp: type, rules: typing.Mapping[str, Any], key: str) -> Any:
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key}: expected true or false, got {_show(value)}")
+    elif tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{key}: expected a whole number, got {_show(value)}")
+    elif tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{key}: expected a number, got {_show(value)}")
+        value = float(value)
+    elif tp is str:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and "choices" not in rules:
+            value = str(value)  # a numeric user name in a list is still a name
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}: expected text, got {_show(value)}")
+    choices = rules.get("choices")
+    if choices is not None and value not in choices:
+        near = difflib.get_close_matches(str(value), list(choices), n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        raise ConfigError(f"{key}: {_show(value)} is not allowed; allowed values: {', '.join(choices)}{hint}")
+    lo, hi = rules.get("lo"), rules.get("hi")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        bounds = f"between {lo} and {hi}" if lo is not None and hi is not None else (
+            f"at least {lo}" if lo is not None else f"at most {hi}")
+        raise ConfigError(f"{key}: must be {bounds}, got {_show(value)}")
+    return value
+
+
+def _check_relations(cfg: Config) -> None:
+    """Rules that involve more than one key."""
+    c, t = cfg.challenge, cfg.time
+    for lo_key, hi_key in (("min_base_s", "max_base_s"), ("min_increment_s", "max_increment_s"),
+                           ("min_days", "max_days")):
+        if getattr(c, lo_key) > getattr(c, hi_key):
+            raise ConfigError(f"challenge.{lo_key} ({getattr(c, lo_key)}) is above "
+                              f"challenge.{hi_key} ({getattr(c, hi_key)})")
+    if t.min_think_ms > t.max_think_ms:
+        raise ConfigError(f"time.min_think_ms ({t.min_think_ms}) is above "
+                          f"time.max_think_ms ({t.max_think_ms})")
+    if cfg.network.backoff_base_s > cfg.network.backoff_max_s:
+        raise ConfigError("network.backoff_base_s is above network.backoff_max_s")
+    if not cfg.url.startswith(("http://", "https://")):
+        raise ConfigError(f"url: expected an http:// or https:// address, got {_show(cfg.url)}")
+    cfg.url = cfg.url.rstrip("/")
+    for key in ("greeting", "goodbye"):
+        _check_template(getattr(cfg.game, key), f"game.{key}")
+    # Lichess ids are lower-case user names; compare them that way.
+    c.block_list = [u.lower() for u in c.block_list]
+    c.allow_list = [u.lower() for u in c.allow_list]
+
+
+def _check_template(text: str, key: str) -> None:
+    try:
+        names = [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
+    except ValueError as e:
+        raise ConfigError(f"{key}: {e}; write {{{{ and }}}} for literal braces") from None
+    for name in names:
+        if name not in CHAT_PLACEHOLDERS:
+            raise ConfigError(f"{key}: unknown placeholder {{{name}}}; allowed: {{me}}, {{opponent}}")
+    if len(text) > CHAT_MAX:
+        raise ConfigError(f"{key}: {len(text)} characters; the chat takes at most {CHAT_MAX}")
+
+
+def chat_text(template: str, me: str, opponent: str) -> str:
+    """Fill a chat template; the result is cut to the 140 characters the chat takes."""
+    return template.format(me=me, opponent=opponent)[:CHAT_MAX]
+
+
+def _show(value: Any) -> str:
+    text = repr(value) if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(
+        value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# ---------------------------------------------------------------- printing
+
+
+def redacted(token: str) -> str:
+    """How a token is shown: never its characters."""
+    return "<redacted>" if token else "<none>"
+
+
+def as_dict(cfg: Config) -> dict[str, Any]:
+    """The effective settings with the token redacted (what check-config prints)."""
+    out = dataclasses.asdict(cfg)
+    out.pop("token_source")
+    out["token"] = redacted(cfg.token)
+    return out
+
+
+def dump(cfg: Config) -> str:
+    """The effective settings as YAML, token redacted, with where the token came from."""
+    source = {"env": f"from {TOKEN_ENV}", "file": "from the config file", "": "not set"}[cfg.token_source]
+    text = yaml.safe_dump(as_dict(cfg), sort_keys=False, default_flow_style=None, width=100)
+    return f"# token: {source}\n{text}"

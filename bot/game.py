@@ -1,0 +1,410 @@
+"""One game, in its own thread: game stream -> position -> engine -> move POST.
+
+The thread reads the game's stream (reopened whenever it breaks), follows the server's moves
+(`bot.position`), thinks when it is our turn within the clock's budget (`bot.timeman`) and posts
+the move, logging the time from receiving the gameState to the POST leaving. Around that: draw
+offers and answers and resignation by the score rule, an abort when the opponent never makes a
+first move, a claim of victory when the opponent has left, a greeting and a goodbye.
+
+A game ends only when the server says so (a gameState status); nothing the server sends (an
+illegal move, a malformed line, an unknown event) ends the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import chess
+
+from bot import timeman
+from bot.config import PLAYABLE_VARIANTS, Config, chat_text
+from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
+from bot.position import EngineLike, GamePosition
+
+log = logging.getLogger(__name__)
+
+PAWN = 74  # the engine's score of a pawn (docs/CONTRACTS.md)
+LIVE = ("created", "started")  # every other status ends the game
+
+
+class Game:
+    """Plays one game until the server says it is over (or the bot shuts down)."""
+
+    def __init__(self, game_id: str, li: Lichess, cfg: Config, me: str,
+                 new_engine: Callable[[], EngineLike], shutdown: threading.Event,
+                 on_end: Callable[[Game], None] | None = None):
+        self.id = game_id
+        self.li, self.cfg, self.me = li, cfg, me.lower()
+        self._new_engine = new_engine
+        self._shutdown = shutdown
+        self._on_end = on_end
+        self.finished = threading.Event()  # the server said the game is over
+        self._stream_stop = threading.Event()  # finished, or the bot is shutting down
+        self._busy = threading.Lock()  # held from the decision to think until the move POST returned
+        self.thread: threading.Thread | None = None
+        self.engine: EngineLike | None = None
+        self.position: GamePosition | None = None  # created with the engine, when the thread starts
+        # Set by gameFull.
+        self.color: chess.Color = chess.WHITE
+        self.initial_fen: str | None = None
+        self.opponent = "?"
+        self.increment_ms = 0
+        self.correspondence = False
+        self._moved_at_ply = -1  # the ply count at which we last posted a move
+        self._resync = False  # reopen the stream (after a refused or lost move)
+        self._failed_posts = 0  # move POSTs failed in a row
+        self._greeted = False
+        self._playable = False  # set by gameFull: a variant the engine plays
+        self._said_goodbye = False
+        # Our search results and what they led to.
+        self.scores: list[int] = []
+        self._last_offer_ply = -10**6
+        self._draw_answered_ply = -1
+        self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
+        self.status: str | None = None
+        self.winner: str | None = None
+        self._abort_timer: threading.Timer | None = None
+        self._claim_timer: threading.Timer | None = None
+        self._claim_lock = threading.Lock()
+        self._claimed = False
+
+    # ------------------------------------------------------------ thread
+
+    def start(self) -> Game:
+        self.thread = threading.Thread(target=self.run, name=f"game-{self.id}", daemon=True)
+        self.thread.start()
+        return self
+
+    @property
+    def alive(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def run(self) -> None:
+        log.info("game %s: starting", self.id)
+        try:
+            # Before the stream opens: allocating the hash table must not eat the first move's time.
+            self.engine = self._new_engine()
+            self.position = GamePosition(self.engine, f"game {self.id}")
+            resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
+            while not self._stream_stop.is_set():
+                self._resync = False
+                for event in self.li.stream_game(self.id, self._stream_stop):
+                    self._handle(event, time.monotonic())
+                    if self._resync or self._stream_stop.is_set():
+                        break
+                # A lost move is retried at once; a move the server keeps refusing backs off, so it
+                # cannot turn into a request storm.
+                if self._resync and self._failed_posts > 1:
+                    self._stream_stop.wait(resyncs.next_delay())
+                elif not self._failed_posts:
+                    resyncs.reset()
+        except ClientError as e:
+            log.error("game %s: the server refuses the game stream (%s); leaving the game", self.id, e)
+        except Exception:  # noqa: BLE001 - a bug must not take the process down; log it whole
+            log.exception("game %s: unexpected error; leaving the game", self.id)
+        finally:
+            self._cancel_timers()
+            self.engine = None  # the hash table is most of our memory: free it with the game
+            log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
+            if self._on_end is not None:
+                self._on_end(self)
+
+    def server_finished(self) -> None:
+        """The event stream's gameFinish. The game stream still brings the final state (result,
+        goodbye); it ends the thread."""
+        self.finished.set()
+
+    def begin_shutdown(self) -> None:
+        """Stop reading the stream; a search already running goes on (see `wait_idle`)."""
+        self._stream_stop.set()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no search or move POST is in flight; after that none will start."""
+        if self._busy.acquire(timeout=max(0.0, timeout)):
+            self._busy.release()
+            return True
+        return False
+
+    def stop_search(self) -> None:
+        engine = self.engine
+        if engine is not None:
+            engine.stop()
+
+    # ------------------------------------------------------------ events
+
+    def _handle(self, event: dict[str, Any], received: float) -> None:
+        kind = event.get("type")
+        try:
+            if kind == "gameFull":
+                self._setup(event)
+                self._on_state(event.get("state") or {}, received)
+                self._greet()  # after the first move: in bullet the move matters more than the hello
+            elif kind == "gameState":
+                self._on_state(event, received)
+            elif kind == "chatLine":
+                log.info("game %s: chat [%s] %s: %s", self.id, event.get("room"), event.get("username"),
+                         event.get("text"))
+            elif kind == "opponentGone":
+                self._on_gone(event)
+            else:
+                log.debug("game %s: ignoring event %s", self.id, kind)
+        except LichessError as e:
+            log.warning("game %s: request failed while handling %s: %s", self.id, kind, e)
+        except Exception:  # noqa: BLE001 - one bad event must not end the game
+            log.exception("game %s: error while handling %s; reopening the stream", self.id, kind)
+            # A fresh gameFull rebuilds what is needed; without it a lost move would leave the game
+            # waiting for a state that never comes.
+            self._resync = True
+            self._failed_posts += 1
+
+    def _setup(self, full: dict[str, Any]) -> None:
+        white, black = full.get("white") or {}, full.get("black") or {}
+        self.color = chess.WHITE if str(white.get("id", "")).lower() == self.me else chess.BLACK
+        them = black if self.color == chess.WHITE else white
+        self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")
+        fen = full.get("initialFen") or "startpos"
+        self.initial_fen = None if fen == "startpos" else fen
+        clock = full.get("clock") or {}
+        self.increment_ms = clock_ms(clock.get("increment")) or 0
+        self.correspondence = full.get("speed") == "correspondence" or not clock
+        variant = (full.get("variant") or {}).get("key", "standard")
+        log.info("game %s: %s vs %s, %s %s, we play %s%s", self.id, white.get("name"), black.get("name"),
+                 variant, full.get("speed"), chess.COLOR_NAMES[self.color],
+                 f", from {self.initial_fen}" if self.initial_fen else "")
+        if variant not in PLAYABLE_VARIANTS:
+            self._give_up(f"variant {variant} is beyond the engine")
+            self._playable = False
+            return
+        self._playable = True
+        assert self.position is not None
+        self.position.start(self.initial_fen)
+        state_moves = str((full.get("state") or {}).get("moves") or "").split()
+        if len(state_moves) >= 2:
+            self._greeted = True  # a game resumed after a restart has been greeted already
+        self._watch_first_move(state_moves)
+
+    def _on_state(self, state: dict[str, Any], received: float) -> None:
+        status = state.get("status", "started")
+        if status not in LIVE:
+            self._game_over(status, state.get("winner"))
+            return
+        if not self._playable or self.position is None:
+            return  # no gameFull yet, or a game we cannot play
+        if not isinstance(state.get("moves"), str):
+            log.warning("game %s: a state without a move list; ignored", self.id)
+            return
+        moves = state["moves"].split()
+        if not self.position.update(moves, self._moved_at_ply):
+            return
+        if self._opponent_moved() and self._abort_timer is not None:
+            self._abort_timer.cancel()
+        offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
+        if self.position.board.turn == self.color and self._moved_at_ply != len(moves):
+            self._think_and_move(state, received, offered)
+        elif offered:
+            self._accept_draw()
+
+    def _plies_until_opponent_moved(self) -> int:
+        first_mover = chess.Board(self.initial_fen).turn if self.initial_fen else chess.WHITE
+        return 1 if first_mover != self.color else 2
+
+    def _opponent_moved(self) -> bool:
+        return self.position is not None and self.position.ply >= self._plies_until_opponent_moved()
+
+    # ------------------------------------------------------------ moving
+
+    def _think_and_move(self, state: dict[str, Any], received: float, opponent_offers: bool) -> None:
+        with self._busy:
+            if self._shutdown.is_set():
+                return  # a restart is coming: no new search, and certainly no resignation
+            assert self.position is not None
+            ply = self.position.ply
+            mine = state.get("wtime" if self.color == chess.WHITE else "btime")
+            budget = timeman.budget(self.cfg.time, clock_ms(mine), self.increment_ms, self.correspondence)
+            res = self.position.think(node_budget=budget.nodes, movetime_ms=budget.movetime_ms)
+            if res.move is None:
+                log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
+                return
+            if res.depth > 0:  # a fallback move (no search) has no score to judge by
+                self.scores.append(int(res.score))
+            if self._resign_rule_holds():
+                log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
+                         self.cfg.resign.consecutive)
+                self.li.resign(self.id)
+                self._moved_at_ply = ply
+                return
+            if opponent_offers and self._accept_draw():
+                return  # the game ends; if it does not, the next state finds the move still to make
+            offer = self._offer_draw(ply)
+            sent = time.monotonic()
+            try:
+                self.li.move(self.id, res.move, offering_draw=offer)
+            except LichessError as e:
+                # The engine has played a move the server may not have: the fresh gameFull of a
+                # reopened stream tells us, and the engine is rebuilt if needed.
+                log.warning("game %s: move %s refused or lost (%s); reopening the stream",
+                            self.id, res.move, e)
+                self._resync = True
+                self._failed_posts += 1
+                return
+            self._moved_at_ply = ply
+            self._failed_posts = 0
+            self._log_move(res, ply, budget, received, sent, offer)
+
+    def _log_move(self, res: Any, ply: int, budget: timeman.Budget, received: float, sent: float,
+                  offer: bool) -> None:
+        latency = (sent - received) * 1000
+        self.move_stats.append((latency, res.time_ms))
+        log.info("game %s: ply %d %s score %+d depth %d nodes %d think %.0f ms (budget %s); "
+                 "state->POST %.0f ms, overhead %.1f ms%s", self.id, ply + 1, res.move, res.score, res.depth,
+                 res.nodes, res.time_ms, budget, latency, latency - res.time_ms,
+                 ", offering a draw" if offer else "")
+
+    # ------------------------------------------------------------ draws, resignation
+
+    def _draw_rule_holds(self, moves_needed: int) -> bool:
+        d = self.cfg.draw
+        recent = self.scores[-moves_needed:]
+        assert self.position is not None
+        return (self.position.board.fullmove_number > d.min_moves and len(recent) == moves_needed
+                and all(abs(s) <= d.max_score_pawns * PAWN for s in recent))
+
+    def _accept_draw(self) -> bool:
+        """Answer the opponent's standing offer with the bot draw endpoint if the score rule holds.
+
+        Not with a move + offeringDraw: on Lichess a move declines the opponent's offer first.
+        """
+        assert self.position is not None
+        if self._draw_answered_ply == self.position.ply:
+            return False  # this offer has had its answer (a repeated state must not repeat it)
+        if not (self.cfg.draw.accept and self.scores and self._draw_rule_holds(1)):
+            return False
+        self._draw_answered_ply = self.position.ply
+        log.info("game %s: accepting the draw offer (score %+d)", self.id, self.scores[-1])
+        try:
+            self.li.draw(self.id, accept=True)
+        except LichessError as e:
+            log.warning("game %s: draw acceptance failed (%s)", self.id, e)
+            return False
+        return True
+
+    def _offer_draw(self, ply: int) -> bool:
+        """Offer with our move when the rule held for `consecutive` moves; at most one offer per
+        `consecutive` of our moves, since an offer every move is spam."""
+        d = self.cfg.draw
+        spaced = ply - self._last_offer_ply >= 2 * d.consecutive
+        if d.offer and spaced and self._draw_rule_holds(d.consecutive):
+            self._last_offer_ply = ply
+            return True
+        return False
+
+    def _resign_rule_holds(self) -> bool:
+        r = self.cfg.resign
+        recent = self.scores[-r.consecutive:]
+        return r.enabled and len(recent) == r.consecutive and all(s <= r.score_pawns * PAWN for s in recent)
+
+    # ------------------------------------------------------------ abort, claim, chat, end
+
+    def _watch_first_move(self, moves: list[str]) -> None:
+        """Abort if the opponent has not moved `abort_after_s` after we first saw the game."""
+        wait = self.cfg.game.abort_after_s
+        if wait <= 0 or len(moves) >= self._plies_until_opponent_moved() or self._abort_timer is not None:
+            return
+        self._abort_timer = threading.Timer(wait, self._abort_if_no_move)
+        self._abort_timer.daemon = True
+        self._abort_timer.start()
+
+    def _abort_if_no_move(self) -> None:
+        if self.finished.is_set() or self._opponent_moved() or self._shutdown.is_set():
+            return
+        log.info("game %s: %s made no first move in %.0f s; aborting", self.id, self.opponent,
+                 self.cfg.game.abort_after_s)
+        try:
+            self.li.abort(self.id)
+        except LichessError as e:
+            log.warning("game %s: abort failed: %s", self.id, e)
+
+    def _on_gone(self, event: dict[str, Any]) -> None:
+        if self._claim_timer is not None:
+            self._claim_timer.cancel()
+            self._claim_timer = None
+        if not event.get("gone"):
+            log.info("game %s: %s is back", self.id, self.opponent)
+            self._claimed = False
+            return
+        seconds = event.get("claimWinInSeconds")
+        log.info("game %s: %s left the game (claim possible in %s s)", self.id, self.opponent, seconds)
+        if not self.cfg.game.claim_victory or seconds is None:
+            return
+        if seconds <= 0:
+            self._claim()
+        else:  # the stream may stay silent until then: a timer makes the claim on time
+            self._claim_timer = threading.Timer(float(seconds) + 0.2, self._claim)
+            self._claim_timer.daemon = True
+            self._claim_timer.start()
+
+    def _claim(self) -> None:
+        # The timer and the server's "claimWinInSeconds: 0" may both call this: claim once.
+        with self._claim_lock:
+            if self.finished.is_set() or self._claimed:
+                return
+            self._claimed = True
+        log.info("game %s: claiming victory", self.id)
+        try:
+            self.li.claim_victory(self.id)
+        except LichessError as e:
+            log.warning("game %s: claim-victory failed: %s", self.id, e)
+            self._claimed = False  # the server's next opponentGone may allow it
+
+    def _greet(self) -> None:
+        if not self._greeted and self._playable:
+            self._greeted = True
+            self._say(self.cfg.game.greeting)
+
+    def _say(self, template: str) -> None:
+        if not template:
+            return
+        try:
+            self.li.chat(self.id, chat_text(template, self.me, self.opponent))
+        except LichessError as e:
+            log.warning("game %s: chat failed: %s", self.id, e)
+
+    def _give_up(self, why: str) -> None:
+        log.error("game %s: %s; aborting (or resigning if too late to abort)", self.id, why)
+        try:
+            self.li.abort(self.id)
+        except LichessError:
+            try:
+                self.li.resign(self.id)
+            except LichessError as e:
+                log.warning("game %s: resign failed: %s", self.id, e)
+
+    def _game_over(self, status: str, winner: str | None) -> None:
+        self.status, self.winner = status, winner
+        if winner is None:
+            outcome = "no winner"
+        else:
+            outcome = "we won" if winner == chess.COLOR_NAMES[self.color] else "we lost"
+        plies = self.position.ply if self.position else 0
+        overheads = [latency - think for latency, think in self.move_stats]
+        log.info("game %s: over: %s, %s (%d plies; overhead beyond the search: median %.1f, max %.1f ms)",
+                 self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
+        if not self._said_goodbye and status not in ("aborted", "noStart"):
+            self._said_goodbye = True
+            self._say(self.cfg.game.goodbye)
+        self.finished.set()
+        self._stream_stop.set()
+
+    def _cancel_timers(self) -> None:
+        for timer in (self._abort_timer, self._claim_timer):
+            if timer is not None:
+                timer.cancel()
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else 0.0

@@ -1,0 +1,346 @@
+"""The Lichess session: berserk underneath, timeouts, retries, 429 pauses and exceptions we can act on.
+
+berserk 0.14.0 sets no timeouts, retries nothing, and lets several `requests` and `json` exceptions
+through unwrapped (a stream cut, a read timeout inside a stream, a malformed line, a 200 with an
+empty body). This module is the one place that knows that: everything above it sees
+
+- `RateLimited` (HTTP 429): requests of that kind are already paused (see `Pauses`);
+- `ClientError` (other 4xx): the request was refused; retrying the same thing will not help;
+- `TransientError` (5xx, connection errors, timeouts, cuts, malformed lines): try again later.
+
+Streams handle these themselves: `stream_events()` and `stream_game()` reconnect after every
+failure, with exponential backoff and jitter (capped), until the caller's stop event is set; only a
+refused token (401/403), or a game stream refused again and again, is raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from email.utils import parsedate_to_datetime
+from typing import Any, TypeVar
+
+import berserk
+import requests
+from berserk.formats import JSON
+from berserk.session import Requestor
+from requests.adapters import HTTPAdapter
+
+from bot.config import NetworkConfig
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------- errors
+
+
+class LichessError(Exception):
+    """A request failed in a way the caller should know about."""
+
+    status: int | None = None
+
+
+class TransientError(LichessError):
+    """Worth trying again after a while: 5xx, connection trouble, timeouts, cuts, bad lines."""
+
+
+class ClientError(LichessError):
+    """A 4xx other than 429: the server refused this request; sending it again will not help."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+
+
+class RateLimited(LichessError):
+    """HTTP 429. `pause_s` is how long requests of this kind now wait."""
+
+    status = 429
+
+    def __init__(self, kind: str, pause_s: float):
+        super().__init__(f"HTTP 429 on {kind}: pausing {kind} requests for {pause_s:.0f} s")
+        self.kind, self.pause_s = kind, pause_s
+
+
+class Stopped(LichessError):
+    """The bot is shutting down while this request was waiting out a pause."""
+
+
+def classify(exc: BaseException, min_pause_s: float = 60.0) -> LichessError:
+    """Map any exception from berserk/requests/json to our three kinds.
+
+    For a 429 the pause is at least `min_pause_s`, longer when the server's Retry-After says so.
+    Anything that is not a network or server problem is re-raised: it is a bug of ours.
+    """
+    if isinstance(exc, LichessError):
+        return exc
+    if isinstance(exc, berserk.exceptions.ResponseError):
+        status = int(exc.status_code)
+        if status == 429:
+            return RateLimited("", max(min_pause_s, _retry_after(exc.response)))
+        if 400 <= status < 500:
+            return ClientError(status, _error_text(exc))
+        err = TransientError(f"HTTP {status}: {_error_text(exc)}")
+        err.status = status
+        return err
+    if isinstance(exc, berserk.exceptions.ApiError):  # connection refused and friends, wrapped
+        return TransientError(f"connection failed: {_short(getattr(exc, 'error', exc))}")
+    if isinstance(exc, requests.exceptions.RequestException):  # cut stream, read timeout: unwrapped
+        return TransientError(f"{type(exc).__name__}: {_short(exc)}")
+    if isinstance(exc, (ValueError, UnicodeDecodeError)):  # json.JSONDecodeError: a malformed line
+        return TransientError(f"malformed data: {_short(exc)}")
+    raise exc
+
+
+def _retry_after(response: requests.Response | None) -> float:
+    """Retry-After in seconds (a number or an HTTP date); 0 when absent or unreadable."""
+    value = (response.headers.get("Retry-After") if response is not None else None) or ""
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _error_text(exc: berserk.exceptions.ResponseError) -> str:
+    cause = exc.cause
+    if isinstance(cause, dict) and cause.get("error"):
+        return str(cause["error"])
+    return str(exc.reason or "")
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) < 200 else text[:197] + "..."
+
+
+# ---------------------------------------------------------------- pacing
+
+
+class Backoff:
+    """Exponential backoff with jitter, capped: base, 2*base, 4*base ... up to cap, each times [0.5, 1)."""
+
+    def __init__(self, base_s: float, cap_s: float, rng: random.Random | None = None):
+        self.base_s, self.cap_s = base_s, cap_s
+        self.failures = 0
+        self._rng = rng or random.Random()
+
+    def next_delay(self) -> float:
+        delay = min(self.cap_s, self.base_s * 2 ** min(self.failures, 30))
+        self.failures += 1
+        # Jitter keeps many games that lost the network together from reconnecting in lockstep.
+        return delay * self._rng.uniform(0.5, 1.0)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+class Pauses:
+    """The 429 pauses, per kind of request: a pause on "challenge" does not hold up any game's moves."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def pause(self, kind: str, seconds: float) -> None:
+        with self._lock:
+            until = time.monotonic() + seconds
+            self._until[kind] = max(until, self._until.get(kind, 0.0))
+
+    def remaining(self, kind: str) -> float:
+        with self._lock:
+            return max(0.0, self._until.get(kind, 0.0) - time.monotonic())
+
+    def wait(self, kind: str, stop: threading.Event | None = None) -> bool:
+        """Block until requests of `kind` may go; False if `stop` was set meanwhile."""
+        while True:
+            left = self.remaining(kind)
+            if left <= 0:
+                return True
+            log.info("%s requests paused after HTTP 429: waiting %.1f s", kind, left)
+            if stop is not None:
+                if stop.wait(left):
+                    return False
+            else:
+                time.sleep(left)
+
+
+# ---------------------------------------------------------------- the session
+
+
+class TimeoutSession(berserk.TokenSession):
+    """berserk's token session with (connect, read) timeouts on every request, streams included.
+
+    The read timeout must exceed Lichess' keep-alive interval (7 s): a silent stream is then a dead
+    one, and the stream loop reconnects.
+    """
+
+    def __init__(self, token: str, timeout: tuple[float, float]):
+        super().__init__(token)
+        self.timeout = timeout
+        # Many game streams plus their POSTs share one session: keep enough connections alive.
+        adapter = HTTPAdapter(pool_connections=4, pool_maxsize=64)
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+
+    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
+        kwargs.setdefault("timeout", self.timeout)
+        return super().request(method, url, *args, **kwargs)
+
+
+class Lichess:
+    """The bot's view of Lichess. Thread-safe: games in their threads share one instance."""
+
+    def __init__(self, token: str, url: str, net: NetworkConfig, stop: threading.Event | None = None):
+        self.net = net
+        self.url = url
+        self.stop = stop or threading.Event()
+        self.pauses = Pauses()
+        self.session = TimeoutSession(token, (net.connect_timeout_s, net.read_timeout_s))
+        self.client = berserk.Client(self.session, base_url=url)
+        # berserk 0.14.0 has no bot draw or claim-victory method: same requestor, our own paths.
+        self._raw = Requestor(self.session, url, default_fmt=JSON)
+
+    # ------------------------------------------------------------ plain requests
+
+    def account(self) -> dict[str, Any]:
+        return self._call("account", self.client.account.get, retries=self.net.retries)
+
+    def upgrade_to_bot(self) -> None:
+        self._call("account", self.client.account.upgrade_to_bot, retries=0)
+
+    def playing(self) -> list[dict[str, Any]]:
+        """Games in progress (`/api/account/playing`), most urgent first."""
+        return self._call("playing", lambda: self.client.games.get_ongoing(count=50))
+
+    def accept(self, challenge_id: str) -> None:
+        self._call("challenge", lambda: self.client.bots.accept_challenge(challenge_id))
+
+    def decline(self, challenge_id: str, reason: str) -> None:
+        self._call("challenge", lambda: self.client.bots.decline_challenge(challenge_id, reason))  # type: ignore
+
+    def move(self, game_id: str, uci: str, offering_draw: bool = False) -> None:
+        path = f"{uci}?offeringDraw=true" if offering_draw else uci
+        # Per game: a 429 on one game's moves must not freeze the others.
+        self._call(f"move:{game_id}", lambda: self.client.bots.make_move(game_id, path))
+
+    def chat(self, game_id: str, text: str, room: str = "player") -> None:
+        spectator = room == "spectator"
+        self._call("chat", lambda: self.client.bots.post_message(game_id, text, spectator=spectator))
+
+    def abort(self, game_id: str) -> None:
+        self._call(f"game:{game_id}", lambda: self.client.bots.abort_game(game_id))
+
+    def resign(self, game_id: str) -> None:
+        self._call(f"game:{game_id}", lambda: self.client.bots.resign_game(game_id))
+
+    def draw(self, game_id: str, accept: bool = True) -> None:
+        """Offer or accept a draw (`yes`), or decline the opponent's offer (`no`)."""
+        answer = "yes" if accept else "no"
+        self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/draw/{answer}"))
+
+    def claim_victory(self, game_id: str) -> None:
+        self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/claim-victory"))
+
+    def _call(self, kind: str, fn: Callable[[], T], retries: int | None = None) -> T:
+        """One request: wait out a pause of its kind, retry transient failures with backoff.
+
+        Requests give up when the bot stops, except a game's own (the last move before a restart
+        is allowed to finish).
+        """
+        retries = self.net.retries if retries is None else retries
+        stoppable = not kind.startswith(("move:", "game:"))
+        backoff = Backoff(self.net.backoff_base_s, self.net.backoff_max_s)
+        for attempt in range(retries + 1):
+            if not self.pauses.wait(kind, self.stop if stoppable else None):
+                raise Stopped(f"{kind}: stopped while paused")
+            try:
+                return fn()
+            except requests.exceptions.JSONDecodeError:
+                # A 2xx whose body is not JSON: the server did it, only the {"ok":true} is missing.
+                return None  # type: ignore[return-value]
+            except Exception as exc:  # noqa: BLE001 - classify() re-raises what is not a network error
+                err = classify(exc, self.net.rate_limit_pause_s)
+            if isinstance(err, RateLimited):
+                self.pauses.pause(kind, err.pause_s)
+                raise RateLimited(kind, err.pause_s) from None
+            if isinstance(err, ClientError) or attempt == retries:
+                raise err from None
+            delay = backoff.next_delay()
+            log.warning("%s request failed (%s); retry %d/%d in %.1f s",
+                        kind, err, attempt + 1, retries, delay)
+            if stoppable:
+                if self.stop.wait(delay):
+                    raise Stopped(f"{kind}: stopped") from None
+            else:
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------ streams
+
+    def stream_events(self, stop: threading.Event) -> Iterator[dict[str, Any]]:
+        """The account's event stream, reconnected after every failure until `stop` is set."""
+        return self._stream("events", self.client.bots.stream_incoming_events, stop)
+
+    def stream_game(self, game_id: str, stop: threading.Event) -> Iterator[dict[str, Any]]:
+        """One game's stream; reconnects after failures and after the server closes it, until `stop`.
+
+        The caller decides when the game is over (the server says so in a gameState status) and
+        sets `stop` or simply stops iterating.
+        """
+        return self._stream(f"stream:{game_id}", lambda: self.client.bots.stream_game_state(game_id), stop,
+                            max_refusals=3)
+
+    def _stream(self, kind: str, open_stream: Callable[[], Iterator[dict[str, Any]]],
+                stop: threading.Event, max_refusals: int | None = None) -> Iterator[dict[str, Any]]:
+        """Yield a stream's items forever, reconnecting with backoff; stop when `stop` is set.
+
+        401/403 are raised at once (a bad token stays bad). Other 4xx are not retried blindly: they
+        back off like any failure and, after `max_refusals` in a row, are raised.
+        """
+        backoff = Backoff(self.net.backoff_base_s, self.net.backoff_max_s)
+        refusals = 0
+        while not stop.is_set():
+            if not self.pauses.wait(kind, stop):
+                return
+            try:
+                log.debug("%s: connecting", kind)
+                for item in open_stream():
+                    backoff.reset()
+                    refusals = 0
+                    yield item
+                    if stop.is_set():
+                        return
+                problem = "closed by the server"
+            except Exception as exc:  # noqa: BLE001 - classify() re-raises what is not a network error
+                err = classify(exc, self.net.rate_limit_pause_s)
+                if isinstance(err, RateLimited):
+                    self.pauses.pause(kind, err.pause_s)
+                elif isinstance(err, ClientError):
+                    refusals += 1
+                    if err.status in (401, 403) or (max_refusals is not None and refusals >= max_refusals):
+                        raise err from None
+                problem = str(err)
+            if stop.is_set():
+                return
+            delay = backoff.next_delay()
+            log.info("%s: %s; reconnecting in %.1f s", kind, problem, delay)
+            if stop.wait(delay):
+                return
+
+
+def clock_ms(value: Any) -> int | None:
+    """A clock field as int milliseconds: berserk turns gameState clocks into timedelta, gameFull's not."""
+    if value is None:
+        return None
+    if hasattr(value, "total_seconds"):
+        return int(value.total_seconds() * 1000)
+    return int(value)
+

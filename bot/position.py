@@ -1,0 +1,175 @@
+"""Following the server's game: its move list -> a python-chess board and the engine's own game.
+
+The server is the authority. Its `moves` (every UCI move from the initial FEN) are replayed on a
+python-chess board, which takes castling as e1g1 or e1h1 and any promotion piece. The engine is fed
+only the new moves with `play()`, so its hash table and its draw locks follow the game; it is
+rebuilt (new_game + every move) only when the server's list is not an extension of what it has seen
+(a takeback, a refused move, a restart).
+
+If the engine cannot follow at all (it refuses a move the rules allow, or a search fails), the game
+goes on anyway: the engine restarts from the current position's FEN (losing only its memory of
+earlier positions), and as a last resort a legal move is chosen without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import chess
+
+log = logging.getLogger(__name__)
+
+
+class EngineLike(Protocol):
+    """The part of `engine.Engine` a game uses."""
+
+    moves: list[str]
+
+    def new_game(self, fen: str | None = None) -> None: ...
+    def play(self, uci: str) -> None: ...
+    def think(self, node_budget: int | None = None, max_depth: int | None = None,
+              movetime_ms: float | None = None) -> Any: ...
+    def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A move chosen without the engine (same fields as engine.SearchResult)."""
+
+    move: str | None
+    score: int = 0
+    depth: int = 0
+    nodes: int = 0
+    time_ms: float = 0.0
+    iterations: list[Any] = field(default_factory=list)
+
+
+class GamePosition:
+    """The server's position and the engine's game, kept in step."""
+
+    def __init__(self, engine: EngineLike, label: str):
+        self.engine = engine
+        self.label = label  # for the log: "game <id>"
+        self.initial_fen: str | None = None
+        self.board = chess.Board()
+        self._raw: list[str] = []  # the server's moves as sent (castling may be e1h1)
+        # The engine's game starts from `_base_fen`, reached after the first `len(_base_moves)`
+        # moves of the game (none, unless it had to restart from a FEN).
+        self._base_fen: str | None = None
+        self._base_moves: list[str] = []
+        self._engine_valid = False
+
+    def start(self, initial_fen: str | None) -> None:
+        """A gameFull: the game starts from `initial_fen` (None = the standard position)."""
+        if initial_fen != self.initial_fen or not self._engine_valid:
+            self.initial_fen = initial_fen
+            self._rebuild_engine_from_start([])
+        self._raw, self.board = [], self._start_board()
+
+    @property
+    def ply(self) -> int:
+        return len(self.board.move_stack)
+
+    def update(self, raw_moves: list[str], own_move_posted_at: int) -> bool:
+        """Follow the server's move list; False if it cannot be followed (then nothing changed).
+
+        `own_move_posted_at` is the ply at which we last posted a move: a state from before that
+        move may arrive after it, and then the engine is legitimately one move ahead.
+        """
+        if not self._follow_board(raw_moves):
+            return False
+        moves = [m.uci() for m in self.board.move_stack]
+        return self._follow_engine(moves, own_move_posted_at)
+
+    def _start_board(self) -> chess.Board:
+        return chess.Board(self.initial_fen) if self.initial_fen else chess.Board()
+
+    def _follow_board(self, raw_moves: list[str]) -> bool:
+        board, raw = self.board, self._raw
+        if raw_moves[:len(raw)] != raw:
+            board, raw = self._start_board(), []
+        board, raw = board.copy(), list(raw)
+        try:
+            for uci in raw_moves[len(raw):]:
+                board.push(board.parse_uci(uci))  # e1h1 -> e1g1; e7e8n stays a knight
+                raw.append(uci)
+        except ValueError as e:
+            log.error("%s: cannot follow the server's moves (%s); waiting for the next state", self.label, e)
+            return False
+        self.board, self._raw = board, raw
+        return True
+
+    def _follow_engine(self, moves: list[str], own_move_posted_at: int) -> bool:
+        base = len(self._base_moves)
+        if self._engine_valid and moves[:base] == self._base_moves:
+            tail, seen = moves[base:], list(self.engine.moves)
+            if len(seen) == len(tail) + 1 and seen[:-1] == tail and own_move_posted_at == len(moves):
+                return True  # a state from before our last move arrived late
+            if tail[:len(seen)] == seen:
+                try:
+                    for uci in tail[len(seen):]:
+                        self.engine.play(uci)
+                    return True
+                except Exception as e:  # noqa: BLE001 - IllegalMove or EngineDesync: rebuild below
+                    log.warning("%s: the engine refused a move (%s); rebuilding its game", self.label, e)
+            else:
+                log.info("%s: the server's moves are not an extension of the engine's; rebuilding",
+                         self.label)
+        return self._rebuild_engine_from_start(moves) or self._rebuild_engine_here(moves)
+
+    def _rebuild_engine_from_start(self, moves: list[str]) -> bool:
+        try:
+            self.engine.new_game(self.initial_fen)
+            self._base_fen, self._base_moves = self.initial_fen, []
+            for uci in moves:
+                self.engine.play(uci)
+        except Exception as e:  # noqa: BLE001 - the fallback below keeps the game going
+            log.error("%s: the engine cannot replay the game (%s)", self.label, e)
+            self._engine_valid = False
+            return False
+        self._engine_valid = True
+        return True
+
+    def _rebuild_engine_here(self, moves: list[str]) -> bool:
+        """Restart the engine from the current position's FEN: it forgets earlier positions only."""
+        try:
+            self.engine.new_game(self.board.fen())
+        except Exception as e:  # noqa: BLE001
+            log.error("%s: the engine cannot start from %s (%s)", self.label, self.board.fen(), e)
+            self._engine_valid = False
+            return True  # the board is right; moves come from the fallback
+        log.warning("%s: the engine restarts from the current position", self.label)
+        self._base_fen, self._base_moves = self.board.fen(), list(moves)
+        self._engine_valid = True
+        return True
+
+    def think(self, node_budget: int | None, movetime_ms: float | None) -> Any:
+        """The engine's search (it plays its move on its own board), or a fallback move."""
+        if self._engine_valid:
+            try:
+                return self.engine.think(node_budget=node_budget, movetime_ms=movetime_ms)
+            except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
+                log.exception("%s: the search failed; choosing a move without it", self.label)
+                self._engine_valid = False
+        return self._fallback_move()
+
+    def _fallback_move(self) -> Fallback:
+        started = time.monotonic()
+        legal = list(self.board.legal_moves)
+        if not legal:
+            return Fallback(None)
+        # Mate if possible, else capture the most valuable piece, else any move.
+        def value(move: chess.Move) -> int:
+            self.board.push(move)
+            mate = self.board.is_checkmate()
+            self.board.pop()
+            victim = self.board.piece_at(move.to_square)
+            return 1000 if mate else (victim.piece_type if victim else 0)
+
+        best = max(value(m) for m in legal)
+        move = random.choice([m for m in legal if value(m) == best])
+        return Fallback(move.uci(), time_ms=(time.monotonic() - started) * 1000)

@@ -1,0 +1,336 @@
+"""The main loop: account check, resumed games, the event stream, challenge answers, shutdown.
+
+Threads, and what flows between them (one way):
+
+    event stream ──challenge──> challenge desk ──accept/decline POST
+          └──────gameStart────> one Game thread per game ──moves POST
+    main thread: waits for a stop request (signal, fatal error, or `max_games` played), then shuts down
+
+Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
+(before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
+at gameFinish or when the game's thread ends. Games found in progress at start take slots too.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bot.challenges import Decision, decide, describe
+from bot.config import Config
+from bot.game import Game
+from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped, TransientError
+from bot.position import EngineLike
+
+log = logging.getLogger(__name__)
+
+# An accepted challenge whose game never started (cancelled at the last moment) frees its slot
+# after this long.
+RESERVATION_TTL_S = 60.0
+
+
+class StartupError(Exception):
+    """The bot cannot run with this token/account: one line for the user, exit code 2."""
+
+
+class Slots:
+    """Games in progress, counted exactly: ids of accepted challenges and running games."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
+
+    def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision:
+        """Decide with the current count and, if accepted, take the slot, both under the lock."""
+        with self._lock:
+            self._expire()
+            decision = decide_with(len(self._held))
+            if decision.accept:
+                self._held[cid] = time.monotonic()
+            return decision
+
+    def hold(self, gid: str) -> None:
+        """A game runs: keep (or take) its slot. Games already in progress count even over the limit."""
+        with self._lock:
+            self._held[gid] = None
+
+    def release(self, gid: str) -> None:
+        with self._lock:
+            self._held.pop(gid, None)
+
+    def count(self) -> int:
+        with self._lock:
+            self._expire()
+            return len(self._held)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for gid, since in list(self._held.items()):
+            if since is not None and now - since > RESERVATION_TTL_S:
+                log.warning("challenge %s was accepted but its game never started; freeing its slot", gid)
+                del self._held[gid]
+
+
+def default_engine_factory(cfg: Config) -> Callable[[], EngineLike]:
+    def make() -> EngineLike:
+        from engine import Engine  # numba loads here, not when the config is checked
+
+        return Engine(hash_bits=cfg.engine.hash_bits)
+
+    return make
+
+
+class Runner:
+    """The bot. `run()` returns the exit code; `request_stop()` (any thread, signal handlers) ends it."""
+
+    def __init__(self, cfg: Config, *, new_engine: Callable[[], EngineLike] | None = None,
+                 max_games: int | None = None, warm_up: bool = True):
+        self.cfg = cfg
+        self.stop = threading.Event()
+        self.li = Lichess(cfg.token, cfg.url, cfg.network, stop=self.stop)
+        self.new_engine = new_engine or default_engine_factory(cfg)
+        self.max_games = max_games
+        self.warm_up = warm_up
+        self.slots = Slots(cfg.challenge.concurrency)
+        self.games: dict[str, Game] = {}
+        self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
+        self.games_played = 0
+        self.me = ""
+        self.exit_code = 0
+        self._games_lock = threading.Lock()
+        self._inbox: collections.deque[dict[str, Any]] = collections.deque()
+        self._inbox_cv = threading.Condition()
+        self._cancelled: set[str] = set()
+        self._seen: set[str] = set()  # challenge ids queued or answered
+        self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
+
+    # ------------------------------------------------------------ lifecycle
+
+    def request_stop(self, why: str = "stop requested") -> None:
+        if not self.stop.is_set():
+            log.info("%s: no new challenges; running searches finish their move, then exit", why)
+            self.stop.set()
+        with self._inbox_cv:
+            self._inbox_cv.notify_all()
+
+    def run(self) -> int:
+        """Play until stopped. Raises StartupError for a bad token or a non-bot account."""
+        if self.check_account() is None:
+            return self.exit_code  # stopped while the server was unreachable
+        if self.warm_up:
+            self._warm_up_engine()
+        if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
+            return self.exit_code
+        self._resume_games()
+        threading.Thread(target=self._event_loop, name="events", daemon=True).start()
+        threading.Thread(target=self._desk, name="challenges", daemon=True).start()
+        while not self.stop.wait(0.5):
+            pass
+        self._shutdown()
+        return self.exit_code
+
+    def check_account(self) -> dict[str, Any] | None:
+        """`/api/account`: the token must work and the account must be a bot. None if stopped."""
+        backoff_s = self.cfg.network.backoff_base_s
+        while True:
+            try:
+                account = self.li.account()
+                break
+            except ClientError as e:
+                if e.status in (401, 403):
+                    raise StartupError(f"the token was refused by {self.cfg.url} ({e}); check "
+                                       f"LICHESS_BOT_TOKEN or token: in the config") from None
+                raise StartupError(f"{self.cfg.url}/api/account answered {e}") from None
+            except Stopped:
+                return None
+            except (TransientError, RateLimited) as e:
+                log.warning("cannot reach %s yet (%s); retrying in %.0f s", self.cfg.url, e, backoff_s)
+                if self.stop.wait(backoff_s):
+                    return None
+                backoff_s = min(backoff_s * 2, self.cfg.network.backoff_max_s)
+        name = account.get("username") or account.get("id") or "?"
+        if account.get("title") != "BOT":
+            raise StartupError(f"account {name} is not a bot account; upgrade it with "
+                               f"'python -m bot upgrade' (irreversible) or use a bot account's token")
+        self.me = str(account.get("id") or name).lower()
+        log.info("logged in to %s as BOT %s", self.cfg.url, name)
+        return account
+
+    def _warm_up_engine(self) -> None:
+        """Load (or compile) the search now, not inside the first move's time budget."""
+        started = time.monotonic()
+        from engine import Engine  # loading numba and the cached search is most of the time
+
+        eng = Engine(hash_bits=12)  # small: only the compiled code matters here
+        eng.new_game()
+        eng.think(max_depth=1)
+        log.info("engine ready in %.1f s", time.monotonic() - started)
+
+    def _resume_games(self) -> None:
+        try:
+            playing = self.li.playing()
+        except LichessError as e:
+            log.warning("cannot list games in progress (%s); the event stream will announce them", e)
+            return
+        for g in playing:
+            gid = g.get("gameId") or g.get("id")
+            if gid:
+                opponent = (g.get("opponent") or {}).get("username")
+                log.info("game %s in progress against %s: resuming", gid, opponent)
+                self.start_game(gid)
+
+    def _shutdown(self) -> None:
+        with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
+            running = [g for g in self.games.values() if g.alive]
+        for g in running:
+            g.begin_shutdown()
+        deadline = time.monotonic() + self.cfg.game.shutdown_grace_s
+        late = [g for g in running if not g.wait_idle(deadline - time.monotonic())]
+        # Searches still running at the deadline are stopped together: each returns its best move
+        # so far at once, which is then posted. The exit stays within 20 s whatever the number of games.
+        for g in late:
+            log.info("game %s: search still running at the deadline; stopping it", g.id)
+            g.stop_search()
+        deadline = time.monotonic() + 3.0
+        for g in late:
+            g.wait_idle(deadline - time.monotonic())
+        log.info("stopped; %d game(s) left running on the server will resume after a restart",
+                 sum(1 for g in running if not g.finished.is_set()))
+
+    # ------------------------------------------------------------ events
+
+    def _event_loop(self) -> None:
+        try:
+            for event in self.li.stream_events(self.stop):
+                try:
+                    self.dispatch(event)
+                except Exception:  # noqa: BLE001 - one odd event must not end the stream
+                    log.exception("error while handling event %s", event.get("type"))
+        except ClientError as e:
+            log.error("the event stream is refused (%s); stopping", e)
+            self.exit_code = 2
+            self.request_stop("fatal error")
+
+    def dispatch(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "challenge":
+            self._on_challenge(event.get("challenge") or {})
+        elif kind == "challengeCanceled":
+            cid = (event.get("challenge") or {}).get("id")
+            log.info("challenge %s was cancelled by the challenger", cid)
+            with self._inbox_cv:
+                self._cancelled.add(cid)
+        elif kind == "challengeDeclined":
+            log.info("our challenge %s was declined", (event.get("challenge") or {}).get("id"))
+        elif kind == "gameStart":
+            game = event.get("game") or {}
+            gid = game.get("gameId") or game.get("id")
+            if gid:
+                self.start_game(gid)
+        elif kind == "gameFinish":
+            game = event.get("game") or {}
+            gid = game.get("gameId") or game.get("id")
+            log.info("game %s finished (%s)", gid, (game.get("status") or {}).get("name"))
+            with self._games_lock:
+                running = self.games.get(gid)
+            if running is not None:
+                running.server_finished()
+            self.slots.release(gid)
+        else:
+            log.debug("ignoring event %s", kind)
+
+    def _on_challenge(self, ch: dict[str, Any]) -> None:
+        challenger = str((ch.get("challenger") or {}).get("id", "")).lower()
+        if ch.get("direction") == "out" or (challenger and challenger == self.me):
+            return  # our own outgoing challenge
+        with self._inbox_cv:
+            if ch.get("id") in self._seen:
+                return  # sent again on reconnect: already answered or waiting for its answer
+            self._seen.add(ch.get("id"))
+            self._inbox.append(ch)
+            self._inbox_cv.notify()
+
+    # ------------------------------------------------------------ challenge desk
+
+    def _desk(self) -> None:
+        """Answers challenges one at a time, in order: one request at a time on that endpoint, and a
+        429 pause holds only this thread, never the games."""
+        while not self.stop.is_set():
+            with self._inbox_cv:
+                while not self._inbox and not self.stop.is_set():
+                    self._inbox_cv.wait(0.5)
+                if self.stop.is_set():
+                    return
+                ch = self._inbox.popleft()
+                cancelled = ch.get("id") in self._cancelled
+            if cancelled:
+                continue
+            if not self._answer(ch):
+                with self._inbox_cv:
+                    self._inbox.appendleft(ch)  # answered again once the 429 pause is over
+
+    def _answer(self, ch: dict[str, Any]) -> bool:
+        """Decide and send the answer; False when it must be sent again (HTTP 429)."""
+        cid = str(ch.get("id"))
+        decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy))
+        log.info("challenge %s: %s", describe(ch), decision)
+        self.answers[cid] = decision
+        try:
+            if decision.accept:
+                self.li.accept(cid)
+            else:
+                self.li.decline(cid, decision.reason or "generic")
+        except RateLimited as e:
+            log.warning("challenge %s: %s; answering again after the pause", cid, e)
+            self._undo(cid, decision)
+            return False
+        except Stopped:
+            self._undo(cid, decision)
+            return True
+        except LichessError as e:
+            log.warning("challenge %s: answer failed (%s)", cid, e)
+            self._undo(cid, decision)
+        return True
+
+    def _undo(self, cid: str, decision: Decision) -> None:
+        if decision.accept:
+            self.slots.release(cid)
+
+    # ------------------------------------------------------------ games
+
+    def start_game(self, gid: str) -> None:
+        with self._games_lock:
+            if self.stop.is_set():
+                return  # shutting down: the game resumes after the restart
+            existing = self.games.get(gid)
+            if existing is not None and existing.alive:
+                return
+            self.slots.hold(gid)
+            game = Game(gid, self.li, self.cfg, self.me, self.new_engine, self.stop, on_end=self._game_ended)
+            self.games[gid] = game
+            game.start()  # inside the lock, so _shutdown() sees it alive
+
+    def _game_ended(self, game: Game) -> None:
+        if not game.finished.is_set():
+            if not self.stop.is_set():  # a game we had to leave: do not let it block a slot forever
+                self.slots.release(game.id)
+            return  # not over on the server: a restart (or its next gameStart) resumes it
+        self.slots.release(game.id)
+        with self._games_lock:
+            if self.games.get(game.id) is game:
+                del self.games[game.id]
+            self.finished.append(game)
+            self.games_played += 1
+            done = self.games_played
+        if self.max_games is not None and done >= self.max_games:
+            self.request_stop(f"{done} game(s) played")
+
+    def game(self, gid: str) -> Game | None:
+        """A running game, or one of the latest finished ones."""
+        with self._games_lock:
+            return self.games.get(gid) or next((g for g in self.finished if g.id == gid), None)

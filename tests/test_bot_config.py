@@ -1,0 +1,136 @@
+"""The config loader: defaults, checks with one-line errors, token sources, redacted dump, check-config."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.config import ConfigError, chat_text, config_from_dict, dump, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_defaults_are_valid_and_sensible():
+    cfg = config_from_dict({})
+    assert cfg.url == "https://lichess.org"
+    assert cfg.challenge.variants == ["standard", "fromPosition"]
+    assert cfg.challenge.concurrency == 1
+    assert cfg.resign.enabled is False  # resigning is opt-in
+    assert cfg.network.rate_limit_pause_s == 60.0
+    assert cfg.network.read_timeout_s > 7  # Lichess' keep-alive interval
+    assert cfg.game.shutdown_grace_s < 20
+
+
+def test_example_file_shows_exactly_the_defaults():
+    # The example says its values are the defaults: keep the two from drifting apart.
+    cfg = load_config(ROOT / "config.yml.example", env={})
+    assert cfg == config_from_dict({})
+    example = yaml.safe_load((ROOT / "config.yml.example").read_text())
+    effective = yaml.safe_load(dump(cfg))
+    assert set(example) == set(effective)  # every key is shown, with its section's keys
+    for key, value in effective.items():
+        if isinstance(value, dict):
+            assert set(example[key]) == set(value), key
+
+
+def test_hash_bits_from_megabytes():
+    assert config_from_dict({"engine": {"hash_mb": 48}}).engine.hash_bits == 22  # 2**22 * 12 B = 48 MiB
+    assert config_from_dict({"engine": {"hash_mb": 64}}).engine.hash_bits == 22
+    assert config_from_dict({"engine": {"hash_mb": 192}}).engine.hash_bits == 24
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"challenge": {"concurency": 2}}, ["challenge.concurency", "did you mean 'challenge.concurrency'"]),
+    ({"tme": {}}, ["'tme'", "did you mean 'time'"]),
+    ({"challenge": {"speeds": ["bulet"]}},
+     ["challenge.speeds", "'bulet'", "bullet, blitz", "did you mean 'bullet'"]),
+    ({"challenge": {"speeds": ["ultraBullet"]}}, ["challenge.speeds", "allowed values"]),
+    ({"challenge": {"variants": ["chess960"]}}, ["challenge.variants", "standard, fromPosition"]),
+    ({"challenge": {"concurrency": "two"}}, ["challenge.concurrency", "whole number", "'two'"]),
+    ({"challenge": {"concurrency": 0}}, ["challenge.concurrency", "between 1 and 64"]),
+    ({"challenge": {"accept_bots": "yes"}}, ["challenge.accept_bots", "true or false"]),
+    ({"challenge": {"min_base_s": 600, "max_base_s": 60}}, ["challenge.min_base_s", "challenge.max_base_s"]),
+    ({"time": {"time_share": 1.5}}, ["time.time_share", "between 0.0 and 1.0"]),
+    ({"time": {"min_think_ms": 500, "max_think_ms": 100}}, ["time.min_think_ms"]),
+    ({"log_level": "LOUD"}, ["log_level", "DEBUG, INFO"]),
+    ({"url": "lichess.org"}, ["url", "http"]),
+    ({"game": {"greeting": "hi {you}"}}, ["game.greeting", "{you}", "{me}, {opponent}"]),
+    ({"game": {"goodbye": "x" * 141}}, ["game.goodbye", "140"]),
+    ({"game": {"shutdown_grace_s": 30}}, ["game.shutdown_grace_s", "between"]),
+    ({"network": 5}, ["network", "mapping"]),
+    (["a", "list"], ["top level", "mapping"]),
+])
+def test_bad_values_give_one_line_naming_the_key(data, words):
+    with pytest.raises(ConfigError) as info:
+        config_from_dict(data)
+    message = str(info.value)
+    assert "\n" not in message
+    for word in words:
+        assert word in message
+
+
+def test_yaml_syntax_error_names_file_and_line(tmp_path):
+    p = tmp_path / "c.yml"
+    p.write_text("challenge:\n  speeds: [bullet\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(p, env={})
+    assert str(p) in str(info.value) and "line" in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "nope.yml", env={})
+
+
+def test_token_from_env_wins_over_file(tmp_path):
+    p = tmp_path / "c.yml"
+    p.write_text("token: lip_fromfile\n")
+    assert load_config(p, env={}).token == "lip_fromfile"
+    assert load_config(p, env={}).token_source == "file"
+    cfg = load_config(p, env={"LICHESS_BOT_TOKEN": "lip_fromenv"})
+    assert cfg.token == "lip_fromenv" and cfg.token_source == "env"
+
+
+def test_dump_redacts_token_and_round_trips():
+    cfg = config_from_dict({"token": "lip_secret123", "challenge": {"block_list": ["Alice"]}})
+    text = dump(cfg)
+    assert "lip_secret123" not in text
+    assert "<redacted>" in text
+    back = yaml.safe_load(text)
+    assert back["challenge"]["block_list"] == ["alice"]  # names compare lower-case
+    back.pop("token")
+    assert config_from_dict(back).challenge == cfg.challenge
+
+
+def test_chat_text_fills_and_cuts():
+    assert chat_text("Hi {opponent}, I am {me}", "umax", "bob") == "Hi bob, I am umax"
+    assert len(chat_text("{opponent}" * 3, "me", "x" * 100)) == 140
+
+
+def run_cli(*args, env_extra=None, **kw):
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
+                          env=env, cwd=kw.get("cwd", ROOT), timeout=60)
+
+
+def test_check_config_prints_effective_settings_redacted(tmp_path):
+    p = tmp_path / "c.yml"
+    p.write_text("token: lip_verysecret\nchallenge:\n  concurrency: 3\n")
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 0, r.stderr
+    assert "lip_verysecret" not in r.stdout + r.stderr
+    assert "concurrency: 3" in r.stdout and "<redacted>" in r.stdout
+
+
+def test_check_config_bad_key_exit_2_one_line(tmp_path):
+    p = tmp_path / "c.yml"
+    p.write_text("challenge:\n  speds: [blitz]\n")
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "did you mean 'challenge.speeds'" in lines[0]

@@ -1,0 +1,459 @@
+"""End to end: the bot's main loop (in a thread) against the sandbox on 127.0.0.1, through berserk.
+
+Nothing is mocked: the Runner, the berserk client with our session, real HTTP chunked streams, the
+real engine. The sandbox plays the opponents and records every request. Games use small node
+budgets so a whole game takes seconds.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from typing import Any
+
+import chess
+import pytest
+
+from bot.config import Config, config_from_dict
+from bot.runner import Runner
+from bot.sandbox import (
+    IdleOpponent,
+    Malformed,
+    RandomOpponent,
+    Sandbox,
+    ScriptedOpponent,
+)
+
+pytestmark = pytest.mark.slow
+
+BASE: dict[str, Any] = {
+    "engine": {"hash_mb": 1},
+    "time": {"fixed_nodes": 1500, "move_overhead_ms": 100, "correspondence_movetime_ms": 200},
+    "game": {"greeting": "Hi {opponent}, I am {me}", "goodbye": "Bye {opponent}", "abort_after_s": 30},
+    "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5, "rate_limit_pause_s": 2,
+                "retries": 2},
+    "challenge": {"concurrency": 2},
+}
+
+
+def make_config(sb: Sandbox, **overrides: dict[str, Any]) -> Config:
+    data = copy.deepcopy(BASE)
+    for section, values in overrides.items():
+        data.setdefault(section, {}).update(values)
+    data.update(token=sb.token, url=sb.url)
+    return config_from_dict(data)
+
+
+class Bot:
+    """The Runner in a thread, as `python -m bot` runs it, minus the signal handlers."""
+
+    def __init__(self, cfg: Config, max_games: int | None = None):
+        self.runner = Runner(cfg, max_games=max_games)
+        self.code: int | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.code = self.runner.run()
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            self.error = e
+
+    def start(self, sb: Sandbox) -> Bot:
+        connects = sb.event_stream_connects
+        self.thread.start()
+        assert sb.wait_event_stream(timeout=60, connects=connects + 1), "the bot never opened its stream"
+        return self
+
+    def stop(self) -> int | None:
+        self.runner.request_stop("test over")
+        self.thread.join(timeout=25)
+        assert not self.thread.is_alive(), "the bot did not stop within 25 s"
+        assert self.error is None, self.error
+        return self.code
+
+
+@pytest.fixture
+def sandbox():
+    with Sandbox(keepalive_s=1.0, seed=1) as sb:
+        yield sb
+
+
+@pytest.fixture
+def bot_for(sandbox):
+    """bot_for(**config overrides) -> a started Bot; stopped at the end of the test."""
+    bots: list[Bot] = []
+
+    def start(max_games: int | None = None, **overrides: dict[str, Any]) -> Bot:
+        bot = Bot(make_config(sandbox, **overrides), max_games=max_games).start(sandbox)
+        bots.append(bot)
+        return bot
+
+    yield start
+    for bot in bots:
+        if bot.thread.is_alive():
+            bot.stop()
+    assert not sandbox.errors, sandbox.errors
+
+
+def legal_replay(info) -> chess.Board:
+    """Replays the wire moves (raises if any is illegal); the sandbox validated them too."""
+    board = chess.Board(info.initial_fen) if info.initial_fen else chess.Board()
+    for uci in info.moves:
+        board.push(board.parse_uci(uci))
+    return board
+
+
+# ---------------------------------------------------------------- whole games
+
+
+def test_full_game_to_mate_against_a_scripted_opponent(sandbox, bot_for):
+    bot = bot_for(max_games=1)
+    opponent = ScriptedOpponent(["e7e5", "b8c6"], then=RandomOpponent(seed=3))
+    cid = sandbox.send_challenge("alice", color="black", clock=(300, 3), opponent=opponent)
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    gid = sandbox.challenge(cid).game_id
+    assert sandbox.wait_game_over(gid, timeout=120) == "mate"
+    info = sandbox.game(gid)
+    assert info.winner == "white" == info.bot_color
+    assert info.moves[1:4:2] == ["e7e5", "b8c6"]
+    assert legal_replay(info).is_checkmate()
+    assert info.rejected_moves == []
+
+    def said() -> list[str]:
+        return [text for user, _, text in sandbox.game(gid).chat if user == "umax-bot"]
+
+    assert sandbox.wait_until(lambda: len(said()) == 2, timeout=10)
+    assert said() == ["Hi alice, I am umax-bot", "Bye alice"]
+    # max_games=1: the runner stops by itself after the game, with exit code 0.
+    bot.thread.join(timeout=25)
+    assert bot.code == 0
+    assert bot.runner.slots.count() == 0
+
+
+def test_game_from_a_fen(sandbox, bot_for):
+    bot_for()
+    fen = "8/8/8/4k3/8/8/8/4K2Q w - - 0 1"  # queen against a lone king: the bot must mate
+    cid = sandbox.send_challenge("bob", variant="fromPosition", initial_fen=fen, color="black",
+                                 opponent=RandomOpponent(seed=5))
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    gid = sandbox.challenge(cid).game_id
+    assert sandbox.wait_game_over(gid, timeout=60) == "mate"
+    info = sandbox.game(gid)
+    assert info.initial_fen == fen and info.winner == "white"
+    assert legal_replay(info).is_checkmate()
+
+
+@pytest.mark.parametrize("king_takes_rook", [True, False])
+def test_castling_in_both_notations(sandbox, bot_for, king_takes_rook):
+    # The opponent castles at once; the wire says e1h1 or e1g1. The bot's position must follow
+    # either way, or its moves would be refused.
+    fen = "r3k2r/pppq1ppp/2npbn2/4p3/4P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 1"
+    bot = bot_for()
+    gid = sandbox.start_game(ScriptedOpponent(["e1g1", "wait:1"], then=RandomOpponent(seed=2)),
+                             bot_color="black", initial_fen=fen, castling_as_king_takes_rook=king_takes_rook)
+    assert sandbox.wait_moves(gid, 2, timeout=30)
+    engine = bot.runner.game(gid).engine
+    assert engine is not None and engine.moves[0] == "e1g1"  # normalised for the engine
+    assert sandbox.wait_moves(gid, 12, timeout=30)
+    info = sandbox.game(gid)
+    assert info.moves[0] == ("e1h1" if king_takes_rook else "e1g1")
+    assert info.rejected_moves == []
+
+
+def test_opponent_under_promotion_is_a_knight(sandbox, bot_for):
+    # f8=N gives check; if the bot took the new piece for a queen (no check) it would push its
+    # a-pawn, an illegal move the server refuses.
+    fen = "8/5P1k/8/p7/8/8/6K1/8 w - - 0 1"
+    bot_for()
+    gid = sandbox.start_game(ScriptedOpponent(["f7f8n"], then=RandomOpponent(seed=1)), bot_color="black",
+                             initial_fen=fen)
+    assert sandbox.wait_moves(gid, 2, timeout=30)
+    info = sandbox.game(gid)
+    assert info.moves[0] == "f7f8n"
+    assert info.rejected_moves == []
+    assert info.moves[1][:2] == "h7"  # the king had to move out of check
+
+
+def test_two_games_at_once(sandbox, bot_for):
+    bot = bot_for(challenge={"concurrency": 2})
+    cids = [sandbox.send_challenge(name, color="black", clock=(120, 1),
+                                   opponent=RandomOpponent(seed=i, think_s=0.05))
+            for i, name in enumerate(["carol", "dave"])]
+    assert [sandbox.wait_challenge_answered(c) for c in cids] == ["accepted", "accepted"]
+    gids = [sandbox.challenge(c).game_id for c in cids]
+    assert all(sandbox.wait_moves(g, 20, timeout=60) for g in gids)
+    a, b = (sandbox.game(g) for g in gids)
+    # Both games were in progress together: each got bot moves before the other's last one.
+    assert a.bot_move_times[0] < b.bot_move_times[-1] and b.bot_move_times[0] < a.bot_move_times[-1]
+    assert a.rejected_moves == b.rejected_moves == []
+    assert all(bot.runner.game(g) is not None for g in gids)
+
+
+# ---------------------------------------------------------------- draws, aborts, claims
+
+
+def test_draw_offer_accepted_when_the_score_is_level(sandbox, bot_for):
+    bot_for(draw={"accept": True, "min_moves": 0, "max_score_pawns": 1.0})
+    fen = "4k3/4p3/8/8/8/8/4P3/4K3 w - - 0 1"  # symmetrical pawn ending
+    gid = sandbox.start_game(ScriptedOpponent(["offer-draw:e1d1"], then=IdleOpponent()), bot_color="black",
+                             initial_fen=fen)
+    assert sandbox.wait_game_over(gid, timeout=30) == "draw"
+    assert any(path.endswith("/draw/yes") for _, _, path, _ in sandbox.requests(r"/draw/", "POST"))
+
+
+def test_draw_offer_declined_when_winning(sandbox, bot_for):
+    bot_for(draw={"accept": True, "min_moves": 0, "max_score_pawns": 1.0})
+    fen = "4k3/8/8/8/8/8/8/QQ2K3 w - - 0 1"  # the bot has two queens
+    gid = sandbox.start_game(ScriptedOpponent(["offer-draw:e8d7"], then=RandomOpponent(seed=4)),
+                             bot_color="white", initial_fen=fen)
+    assert sandbox.wait_game_over(gid, timeout=60) == "mate"
+    assert sandbox.game(gid).winner == "white"
+    assert not sandbox.requests(r"/draw/yes")
+
+
+def test_bot_offers_a_draw_when_the_rule_holds(sandbox, bot_for):
+    bot_for(draw={"offer": True, "min_moves": 0, "max_score_pawns": 1.0, "consecutive": 2})
+    fen = "4k3/8/3p4/3P4/8/8/8/4K3 w - - 0 1"  # a blocked pawn ending: level
+    gid = sandbox.start_game(RandomOpponent(seed=7), bot_color="white", initial_fen=fen)
+    assert sandbox.wait_until(lambda: any(c == "white" for c, _ in sandbox.game(gid).draw_offers), timeout=30)
+    assert sandbox.requests(r"offeringDraw=true", "POST")
+
+
+def test_abort_when_the_opponent_makes_no_first_move(sandbox, bot_for):
+    bot_for(game={"abort_after_s": 1.5})
+    cid = sandbox.send_challenge("sleepy", color="black", opponent=IdleOpponent())
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    gid = sandbox.challenge(cid).game_id
+    assert sandbox.wait_game_over(gid, timeout=20) == "aborted"
+    assert len(sandbox.game(gid).moves) == 1  # the bot's first move, none from the opponent
+    assert sandbox.requests(rf"/api/bot/game/{gid}/abort", "POST")
+
+
+def test_claim_victory_when_the_opponent_is_gone():
+    with Sandbox(keepalive_s=1.0, gone_claim_s=1.0) as sb:
+        bot = Bot(make_config(sb)).start(sb)
+        try:
+            cid = sb.send_challenge("quitter", color="black", opponent=ScriptedOpponent(["e7e5", "gone"]))
+            assert sb.wait_challenge_answered(cid) == "accepted"
+            gid = sb.challenge(cid).game_id
+            assert sb.wait_game_over(gid, timeout=20) == "timeout"
+            assert sb.game(gid).winner == "white"
+            claims = sb.requests(rf"/api/bot/game/{gid}/claim-victory", "POST")
+            assert claims and claims[-1].status == 200
+        finally:
+            assert bot.stop() == 0
+
+
+# ---------------------------------------------------------------- network faults
+
+
+def test_game_continues_after_its_stream_is_cut(sandbox, bot_for):
+    bot_for()
+    gid = sandbox.start_game(RandomOpponent(seed=11, think_s=0.05), bot_color="white", clock=(120, 1))
+    assert sandbox.wait_moves(gid, 6, timeout=30)
+    sandbox.cut_game_stream(gid)
+    assert sandbox.wait_moves(gid, 16, timeout=30)
+    info = sandbox.game(gid)
+    assert info.stream_connects >= 2
+    assert info.rejected_moves == []
+
+
+def test_malformed_lines_and_duplicates_do_not_derail_a_game(sandbox, bot_for):
+    from bot.sandbox import Duplicate
+
+    bot_for()
+    sandbox.faults.add(Malformed(), path=r"/api/bot/game/stream/", line="gameState", skip=2, times=2)
+    sandbox.faults.add(Duplicate(), path=r"/api/bot/game/stream/", line="gameState", skip=5, times=3)
+    gid = sandbox.start_game(RandomOpponent(seed=12), bot_color="black", clock=(120, 1))
+    assert sandbox.wait_moves(gid, 20, timeout=40)
+    info = sandbox.game(gid)
+    assert info.rejected_moves == []  # a duplicated state never made the bot move twice
+    assert info.stream_connects >= 2  # the malformed line made it reconnect
+
+
+@pytest.mark.parametrize("mode", ["refuse", "error"])
+def test_server_restart_mid_game_and_the_game_goes_on(sandbox, bot_for, mode):
+    # Connections refused (or 502 on everything) for 2 s: streams and moves retry with backoff.
+    bot_for()
+    gid = sandbox.start_game(RandomOpponent(seed=14, think_s=0.05), bot_color="white", clock=(300, 2))
+    assert sandbox.wait_moves(gid, 4, timeout=20)
+    sandbox.restart(downtime_s=2.0, mode=mode, wait=True)
+    assert sandbox.wait_moves(gid, 14, timeout=30)
+    cid = sandbox.send_challenge("after-restart", variant="horde")
+    assert sandbox.wait_challenge_answered(cid, timeout=15) == "declined"  # the event stream is back
+    assert sandbox.game(gid).rejected_moves == []
+
+
+def test_event_stream_cut_then_challenges_still_answered(sandbox, bot_for):
+    bot_for()
+    sandbox.cut_event_stream()
+    assert sandbox.wait_event_stream(timeout=10, connects=2)
+    cid = sandbox.send_challenge("erin", variant="atomic")
+    assert sandbox.wait_challenge_answered(cid, timeout=10) == "declined"
+    assert sandbox.challenge(cid).decline_reason == "variant"
+
+
+def test_429_on_accept_pauses_challenges_but_not_games(sandbox, bot_for):
+    bot = bot_for()
+    gid = sandbox.start_game(RandomOpponent(seed=13, think_s=0.1), bot_color="white", clock=(300, 2))
+    assert sandbox.wait_moves(gid, 2, timeout=20)
+    sandbox.respond_with(r"/api/challenge/\w+/accept", 429, times=1, headers={"Retry-After": "3"})
+    cid = sandbox.send_challenge("frank", color="black", opponent=IdleOpponent())
+    assert sandbox.wait_challenge_answered(cid, timeout=20) == "accepted"
+    tries = sandbox.requests(rf"/api/challenge/{cid}/accept", "POST")
+    assert [r.status for r in tries] == [429, 200]
+    pause = tries[1].t - tries[0].t
+    assert pause >= 2.9  # Retry-After (3 s) wins over the configured minimum (2 s)
+    # The game went on during the pause.
+    during = [t for t in sandbox.game(gid).bot_move_times if tries[0].t < t < tries[1].t]
+    assert len(during) >= 2
+    new_game = sandbox.challenge(cid).game_id
+    assert sandbox.wait_until(lambda: bot.runner.game(new_game) is not None, timeout=10)
+
+
+def test_429_minimum_pause_without_retry_after(sandbox, bot_for):
+    bot_for()
+    sandbox.respond_with(r"/api/challenge/\w+/decline", 429, times=1)
+    first = sandbox.send_challenge("gina", variant="horde")
+    second = sandbox.send_challenge("hank", variant="horde")
+    assert sandbox.wait_challenge_answered(second, timeout=20) == "declined"
+    assert sandbox.challenge(first).decline_reason == "variant"
+    answers = sandbox.requests(r"/api/challenge/\w+/decline", "POST")
+    assert [r.status for r in answers] == [429, 200, 200]
+    assert answers[1].t - answers[0].t >= 1.9  # rate_limit_pause_s: 2 in these tests
+
+
+# ---------------------------------------------------------------- challenges
+
+
+POLICY_A = {"variants": ["standard"], "speeds": ["bullet", "blitz", "rapid"], "min_base_s": 60,
+            "max_base_s": 600, "max_increment_s": 5, "modes": ["casual"], "accept_bots": False,
+            "block_list": ["Mallory"], "concurrency": 1}
+POLICY_B = {"speeds": ["bullet", "classical", "correspondence"], "accept_humans": False, "modes": ["rated"],
+            "min_increment_s": 1, "allow_list": ["robo", "tinybot"], "min_days": 2, "max_days": 5}
+
+
+@pytest.mark.parametrize("policy, kwargs, reason, rule", [
+    (POLICY_A, {"variant": "chess960"}, "variant", "challenge.variants"),
+    (POLICY_A, {"variant": "fromPosition", "initial_fen": "4k3/8/8/8/8/8/8/4K2Q w - - 0 1"}, "standard",
+     "challenge.variants"),
+    (POLICY_A, {"clock": (15, 0)}, "tooFast", "challenge.speeds"),  # ultraBullet
+    (POLICY_A, {"clock": (1800, 0)}, "tooSlow", "challenge.speeds"),  # classical
+    (POLICY_A, {"clock": (45, 0)}, "tooFast", "challenge.min_base_s"),
+    (POLICY_A, {"clock": (180, 10)}, "tooSlow", "challenge.max_increment_s"),
+    (POLICY_A, {"rated": True}, "casual", "challenge.modes"),
+    (POLICY_A, {"challenger_is_bot": True}, "noBot", "challenge.accept_bots"),
+    (POLICY_A, {"challenger": "mallory"}, "generic", "challenge.block_list"),
+    (POLICY_A, {"clock": None, "days": 3}, "tooSlow", "challenge.speeds"),
+    (POLICY_B, {"challenger": "robo", "rated": True, "clock": (60, 1)}, "onlyBot", "challenge.accept_humans"),
+    (POLICY_B, {"challenger": "evebot", "challenger_is_bot": True}, "generic", "challenge.allow_list"),
+    (POLICY_B, {"challenger": "robo", "challenger_is_bot": True, "clock": (60, 1)}, "rated",
+     "challenge.modes"),
+    (POLICY_B, {"challenger": "robo", "challenger_is_bot": True, "rated": True, "clock": (300, 1)},
+     "timeControl", "challenge.speeds"),  # blitz, between bullet and classical
+    (POLICY_B, {"challenger": "robo", "challenger_is_bot": True, "rated": True, "clock": (60, 0)}, "tooFast",
+     "challenge.min_increment_s"),
+    (POLICY_B, {"challenger": "robo", "challenger_is_bot": True, "rated": True, "clock": None, "days": 1},
+     "tooFast", "challenge.min_days"),
+    (POLICY_B, {"challenger": "robo", "challenger_is_bot": True, "rated": True, "clock": None, "days": 7},
+     "tooSlow", "challenge.max_days"),
+    (POLICY_B, {"challenger": "robo", "challenger_is_bot": True, "rated": True, "clock": None},
+     "timeControl", "challenge.unlimited"),
+])
+def test_challenge_declined_by_each_rule(sandbox, bot_for, policy, kwargs, reason, rule):
+    bot = bot_for(challenge=policy)
+    cid = sandbox.send_challenge(**{"challenger": "alice", **kwargs})
+    assert sandbox.wait_challenge_answered(cid, timeout=10) == "declined"
+    assert sandbox.challenge(cid).decline_reason == reason
+    assert sandbox.challenge(cid).decline_body == {"reason": reason}
+    assert bot.runner.answers[cid].rule == rule
+
+
+def test_challenges_accepted_by_each_policy(sandbox, bot_for):
+    bot = bot_for(challenge=POLICY_B | {"concurrency": 3})
+    ok = [sandbox.send_challenge("tinybot", challenger_is_bot=True, rated=True, clock=(60, 1),
+                                 opponent=IdleOpponent()),
+          sandbox.send_challenge("robo", challenger_is_bot=True, rated=True, clock=None, days=3,
+                                 opponent=IdleOpponent())]
+    assert [sandbox.wait_challenge_answered(c) for c in ok] == ["accepted", "accepted"]
+    assert all(bot.runner.answers[c].accept for c in ok)
+
+
+def test_concurrency_exact_under_a_burst_with_a_game_already_running(sandbox, bot_for):
+    # A game in progress before the bot starts; its opponent resigns a few seconds later.
+    running = sandbox.start_game(ScriptedOpponent(["wait:6", "resign"]), bot_color="white",
+                                 moves=["e2e4", "e7e5"])
+    bot = bot_for(challenge={"concurrency": 2}, game={"abort_after_s": 0})
+    cids = [sandbox.send_challenge(f"user{i}", opponent=IdleOpponent()) for i in range(6)]
+    statuses = [sandbox.wait_challenge_answered(c, timeout=15) for c in cids]
+    assert statuses.count("accepted") == 1
+    reasons = [sandbox.challenge(c).decline_reason for c in cids]
+    assert sorted(reasons, key=str) == [None] + ["later"] * 5
+    assert bot.runner.slots.count() == 2
+    # When the running game ends its slot frees, and the next challenge is accepted.
+    assert sandbox.wait_game_over(running, timeout=20) == "resign"
+    assert sandbox.wait_until(lambda: bot.runner.slots.count() == 1, timeout=10)
+    late = sandbox.send_challenge("latecomer", opponent=IdleOpponent())
+    assert sandbox.wait_challenge_answered(late, timeout=10) == "accepted"
+    assert bot.runner.slots.count() == 2
+
+
+def test_cancelled_challenge_is_not_answered_twice_and_own_challenges_ignored(sandbox, bot_for):
+    bot = bot_for()
+    cid = sandbox.send_challenge("ivan", variant="atomic")
+    assert sandbox.wait_challenge_answered(cid) == "declined"
+    # On reconnect the server lists open challenges again; an answered one is not answered twice.
+    sandbox.cut_event_stream()
+    assert sandbox.wait_event_stream(timeout=10, connects=2)
+    time.sleep(0.5)
+    assert len(sandbox.requests(rf"/api/challenge/{cid}/")) == 1
+    assert cid in bot.runner.answers
+
+
+# ---------------------------------------------------------------- clocks, resignation
+
+
+def test_bullet_clock_is_never_lost_on_time(sandbox, bot_for):
+    # The real time manager (no node budget) on a 15-second clock: the bot must mate, not flag.
+    bot = bot_for(time={"fixed_nodes": None, "move_overhead_ms": 300})
+    gid = sandbox.start_game(RandomOpponent(seed=17), bot_color="white", clock=(15, 0))
+    status = sandbox.wait_game_over(gid, timeout=60)
+    info = sandbox.game(gid)
+    assert status == "mate" and info.winner == "white", (status, info.wtime_ms)
+    assert info.wtime_ms > 0
+    game = bot.runner.game(gid)
+    overheads = [latency - think for latency, think in game.move_stats]
+    assert len(overheads) >= 5
+    # Generous: our own cost (gameState received -> POST sent, minus the search) stays far below
+    # the 300 ms reserve.
+    assert max(overheads) < 150, overheads
+
+
+def test_resigns_a_lost_game_when_enabled(sandbox, bot_for):
+    bot_for(resign={"enabled": True, "score_pawns": -5.0, "consecutive": 2})
+    fen = "4k3/8/8/8/8/8/8/QQ2K3 w - - 0 1"  # the bot, black, against two queens
+    gid = sandbox.start_game(ScriptedOpponent(["a1a2", "b1b2", "a2a3"], then=RandomOpponent(seed=1)),
+                             bot_color="black", initial_fen=fen)
+    assert sandbox.wait_game_over(gid, timeout=30) in ("resign", "mate")
+    info = sandbox.game(gid)
+    assert info.status == "resign" and info.winner == "white"
+    # One move of ours; the second search's bad score made two in a row: resigned instead of moving.
+    assert len(info.moves) == 3
+
+
+def test_opponent_gone_then_back_is_not_claimed():
+    with Sandbox(keepalive_s=1.0, gone_claim_s=2.0) as sb:
+        bot = Bot(make_config(sb)).start(sb)
+        try:
+            opponent = ScriptedOpponent(["e7e5", "gone", "wait:0.5", "back", "b8c6"], then=IdleOpponent())
+            cid = sb.send_challenge("flaky", color="black", opponent=opponent)
+            assert sb.wait_challenge_answered(cid) == "accepted"
+            gid = sb.challenge(cid).game_id
+            assert sb.wait_moves(gid, 5, timeout=20)
+            time.sleep(2.5)  # past the (cancelled) claim time
+            assert sb.game(gid).status == "started"
+            assert not sb.requests(r"/claim-victory")
+        finally:
+            assert bot.stop() == 0

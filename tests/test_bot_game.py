@@ -1,0 +1,196 @@
+"""One game's event handling, fed crafted events, with real HTTP to the sandbox and a real engine.
+
+These reach the cases a well-behaved server never produces on its own: unparsable and illegal moves,
+states that arrive late, a move list that is not an extension of the engine's, a variant the engine
+cannot play. The game's requests (moves, abort) go to a real sandbox game, which checks them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import chess
+import pytest
+
+from bot.config import config_from_dict
+from bot.game import Game
+from bot.lichess import Lichess
+from bot.position import GamePosition
+from bot.sandbox import IdleOpponent, Sandbox, ScriptedOpponent
+from engine import Engine
+
+
+class CountingEngine(Engine):
+    """The real engine, counting how often its game is rebuilt (new_game clears the hash table)."""
+
+    def __init__(self) -> None:
+        self.rebuilds = 0
+        super().__init__(hash_bits=16)
+
+    def new_game(self, fen: str | None = None) -> None:
+        self.rebuilds += 1
+        super().new_game(fen)
+
+
+@pytest.fixture
+def sb():
+    with Sandbox(keepalive_s=1.0) as sandbox:
+        yield sandbox
+
+
+def make_game(sb: Sandbox, gid: str, **draw: Any) -> Game:
+    cfg = config_from_dict({"token": sb.token, "url": sb.url, "engine": {"hash_mb": 1},
+                            "time": {"fixed_nodes": 1000},
+                            "game": {"greeting": "", "goodbye": "", "abort_after_s": 0},
+                            "network": {"backoff_base_s": 0.05, "retries": 1}, "draw": draw})
+    game = Game(gid, Lichess(cfg.token, cfg.url, cfg.network), cfg, "umax-bot", CountingEngine,
+                threading.Event())
+    game.engine = CountingEngine()  # what run() does before opening the stream
+    game.engine.rebuilds = 0
+    game.position = GamePosition(game.engine, f"game {gid}")
+    return game
+
+
+def state(moves: list[str], **extra: Any) -> dict[str, Any]:
+    return {"type": "gameState", "moves": " ".join(moves), "wtime": 300000, "btime": 300000, "winc": 0,
+            "binc": 0, "status": "started", **extra}
+
+
+def full(gid: str, moves: list[str], variant: str = "standard", fen: str = "startpos") -> dict[str, Any]:
+    return {"type": "gameFull", "id": gid, "variant": {"key": variant}, "speed": "blitz", "rated": False,
+            "clock": {"initial": 300000, "increment": 0}, "white": {"id": "umax-bot", "name": "umax-bot"},
+            "black": {"id": "alice", "name": "alice"}, "initialFen": fen, "state": state(moves)}
+
+
+def bot_moves_posted(sb: Sandbox, gid: str) -> int:
+    return len(sb.requests(rf"/api/bot/game/{gid}/move/", "POST"))
+
+
+def test_unparsable_and_illegal_server_moves_never_crash_the_game(sb):
+    gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
+    game = make_game(sb, gid)
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    first = sb.game(gid).moves[0]
+    for bad in ([first, "e7e5", "zz99"], [first, "e7e5", "e1e8"], [first, "e7e5", "e2e4q"], ["e2e5"]):
+        game._handle(state(bad), time.monotonic())  # logged, ignored
+        game._handle({"type": "gameState"}, time.monotonic())  # a state without fields: ignored too
+    assert bot_moves_posted(sb, gid) == 1
+    # The next good state is played normally: the bad ones left the engine untouched.
+    game._handle(state([first, "e7e5"]), time.monotonic())
+    assert sb.wait_moves(gid, 3, timeout=10)
+    info = sb.game(gid)
+    assert info.rejected_moves == []
+    assert game.engine.moves == info.moves
+
+
+def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
+    gid = sb.start_game(ScriptedOpponent(["e7e5", "b8c6"], then=IdleOpponent()), bot_color="white")
+    game = make_game(sb, gid)
+    engine = game.engine
+    game._handle(full(gid, []), time.monotonic())
+    assert engine.rebuilds == 1  # the game's start
+    assert sb.wait_moves(gid, 2, timeout=10)
+    m1 = sb.game(gid).moves[0]
+    game._handle(state([m1]), time.monotonic())  # the echo of our own move
+    game._handle(state([m1, "e7e5"]), time.monotonic())
+    assert sb.wait_moves(gid, 4, timeout=10)
+    m3 = sb.game(gid).moves[2]
+    # A state from before our move, arriving after we posted it: no rebuild, no second move.
+    game._handle(state([m1, "e7e5"]), time.monotonic())
+    assert engine.rebuilds == 1 and bot_moves_posted(sb, gid) == 2
+    game._handle(state([m1, "e7e5", m3, "b8c6"]), time.monotonic())
+    assert sb.wait_moves(gid, 5, timeout=10)
+    assert engine.rebuilds == 1  # the whole game so far on one hash table
+    # A move list that is not an extension (as after a takeback): rebuilt from the start.
+    game._handle(state([m1]), time.monotonic())
+    assert engine.rebuilds == 2
+    assert engine.moves == [chess.Move.from_uci(m1).uci()]
+
+
+def test_variant_the_engine_cannot_play_is_aborted(sb):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    game = make_game(sb, gid)
+    game._handle(full(gid, [], variant="chess960"), time.monotonic())
+    assert sb.wait_game_over(gid, timeout=5) == "aborted"
+    assert bot_moves_posted(sb, gid) == 0
+
+
+def test_game_from_fen_starts_the_engine_there(sb):
+    fen = "4k3/8/8/8/8/8/8/4K2R w K - 0 1"
+    gid = sb.start_game(IdleOpponent(), bot_color="white", initial_fen=fen)
+    game = make_game(sb, gid)
+    game._handle(full(gid, [], variant="fromPosition", fen=fen), time.monotonic())
+    assert sb.wait_moves(gid, 1, timeout=10)
+    assert sb.game(gid).rejected_moves == []
+    board = chess.Board(fen)
+    board.push_uci(game.engine.moves[0])
+    assert game.engine.board().fen() == board.fen()
+
+
+def test_game_over_state_finishes_the_game(sb):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    game = make_game(sb, gid)
+    game._handle(full(gid, []), time.monotonic())
+    game._handle(state(["e2e4"], status="resign", winner="white"), time.monotonic())
+    assert game.finished.is_set()
+    assert (game.status, game.winner) == ("resign", "white")
+
+
+class RefusingEngine(CountingEngine):
+    """The real engine with a fault injected: it refuses one legal move, as an engine bug would."""
+
+    def __init__(self, refuse: str) -> None:
+        self.refuse = refuse
+        super().__init__()
+
+    def play(self, uci: str) -> None:
+        if uci == self.refuse:
+            raise RuntimeError(f"the search refused the legal move {uci}")
+        super().play(uci)
+
+
+def test_game_goes_on_when_the_engine_cannot_follow(sb):
+    gid = sb.start_game(ScriptedOpponent(["e7e5", "d7d6"], then=IdleOpponent()), bot_color="white")
+    game = make_game(sb, gid)
+    game.engine = RefusingEngine("e7e5")
+    game.position = GamePosition(game.engine, f"game {gid}")
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    moves = sb.game(gid).moves
+    game._handle(state(moves), time.monotonic())  # the engine refuses e7e5: it restarts from the FEN
+    assert sb.wait_moves(gid, 4, timeout=10)
+    moves = sb.game(gid).moves
+    game._handle(state(moves), time.monotonic())
+    assert sb.wait_moves(gid, 5, timeout=10)
+    assert sb.game(gid).rejected_moves == []
+    assert game.engine.rebuilds >= 2
+
+
+def test_fallback_move_when_the_search_fails(sb):
+    class BrokenSearch(CountingEngine):
+        def think(self, *args, **kwargs):
+            raise RuntimeError("search bug")
+
+    gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
+    game = make_game(sb, gid)
+    game.engine = BrokenSearch()
+    game.position = GamePosition(game.engine, f"game {gid}")
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    game._handle(state(sb.game(gid).moves), time.monotonic())
+    assert sb.wait_moves(gid, 3, timeout=10)
+    assert sb.game(gid).rejected_moves == []
+
+
+def test_own_castling_echoed_as_king_takes_rook_is_an_extension():
+    engine = CountingEngine()
+    position = GamePosition(engine, "test")
+    position.start("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1")
+    started = engine.rebuilds
+    engine.play("e1g1")  # as think() plays the engine's own move on its board
+    assert position.update(["e1h1"], own_move_posted_at=0)  # the server's echo, king takes rook
+    assert engine.rebuilds == started and engine.moves == ["e1g1"]
+    assert position.board.piece_at(chess.F1) == chess.Piece(chess.ROOK, chess.WHITE)

@@ -1,0 +1,175 @@
+"""The Lichess session against the sandbox: timeouts, retries, 4xx, 429 pauses, stream reconnects."""
+
+from __future__ import annotations
+
+import logging
+import random
+import socket
+import sys
+import threading
+import time
+
+import pytest
+
+from bot.config import config_from_dict
+from bot.lichess import Backoff, ClientError, Lichess, Pauses, RateLimited, TransientError
+from bot.log import RedactingFormatter, add_secret
+from bot.sandbox import CutStream, EndStream, Malformed, Sandbox, Silence
+
+
+def net(**kw):
+    base = {"read_timeout_s": 1.5, "backoff_base_s": 0.05, "backoff_max_s": 0.2, "rate_limit_pause_s": 1.0,
+            "retries": 2}
+    return config_from_dict({"network": base | kw}).network
+
+
+@pytest.fixture
+def sb():
+    with Sandbox(keepalive_s=0.5) as sandbox:
+        yield sandbox
+
+
+def statuses(sb: Sandbox, path: str) -> list[int]:
+    return [r.status for r in sb.requests(path)]
+
+
+def test_5xx_is_retried_then_succeeds(sb):
+    sb.respond_with(r"^/api/account$", 502, times=2)
+    li = Lichess(sb.token, sb.url, net())
+    assert li.account()["title"] == "BOT"
+    assert statuses(sb, r"^/api/account$") == [502, 502, 200]
+
+
+def test_5xx_gives_up_after_the_retries(sb):
+    sb.respond_with(r"^/api/account$", 503, times=None)
+    with pytest.raises(TransientError, match="503"):
+        Lichess(sb.token, sb.url, net(retries=1)).account()
+    assert statuses(sb, r"^/api/account$") == [503, 503]
+
+
+def test_4xx_is_not_retried(sb):
+    gid = sb.start_game(bot_color="black")
+    li = Lichess(sb.token, sb.url, net())
+    with pytest.raises(ClientError) as info:
+        li.move(gid, "e2e4")  # not our turn
+    assert info.value.status == 400
+    assert len(sb.requests(rf"/api/bot/game/{gid}/move/")) == 1
+
+
+def test_dropped_connection_is_transient_and_retried(sb):
+    from bot.sandbox import Drop
+
+    sb.faults.add(Drop(), path=r"^/api/account$", times=1)
+    assert Lichess(sb.token, sb.url, net()).account()["id"] == "umax-bot"
+
+
+def test_connection_refused_is_transient():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nobody listens there
+    with pytest.raises(TransientError, match="connection"):
+        Lichess("t", f"http://127.0.0.1:{port}", net(retries=1)).account()
+
+
+def test_429_pauses_that_kind_only(sb):
+    li = Lichess(sb.token, sb.url, net(rate_limit_pause_s=1.5))
+    sb.respond_with(r"/api/challenge/\w+/decline", 429, times=1, headers={"Retry-After": "1"})
+    cid = sb.send_challenge("alice")
+    with pytest.raises(RateLimited) as info:
+        li.decline(cid, "generic")
+    assert info.value.pause_s == pytest.approx(1.5)  # the configured minimum beats Retry-After: 1
+    assert li.pauses.remaining("challenge") > 1.0
+    assert li.pauses.remaining("account") == 0
+    started = time.monotonic()
+    li.account()  # another kind: not held up
+    assert time.monotonic() - started < 1.0
+    li.decline(cid, "generic")  # waits out the pause first
+    assert time.monotonic() - started >= 1.3
+    assert sb.challenge(cid).decline_reason == "generic"
+
+
+def test_retry_after_longer_than_the_minimum_wins(sb):
+    li = Lichess(sb.token, sb.url, net(rate_limit_pause_s=0.5))
+    sb.respond_with(r"^/api/account$", 429, times=1, headers={"Retry-After": "7"})
+    with pytest.raises(RateLimited) as info:
+        li.account()
+    assert info.value.pause_s == pytest.approx(7)
+
+
+@pytest.mark.parametrize("fault", [CutStream(), CutStream(mid_line=True), Malformed(replace=True),
+                                   EndStream()])
+def test_event_stream_reconnects_after_faults(sb, fault):
+    sb.faults.add(fault, path=r"/api/stream/event", line="challenge", times=1)
+    li = Lichess(sb.token, sb.url, net())
+    stop = threading.Event()
+    first = sb.send_challenge("alice")
+    seen: list[str] = []
+    for event in li.stream_events(stop):
+        seen.append(event["challenge"]["id"])
+        if first in seen:
+            break
+    # The faulty line was lost with its connection; the open challenge came again on reconnect.
+    assert sb.event_stream_connects >= 2
+    assert seen[-1] == first
+
+
+def test_silent_stream_times_out_and_reconnects(sb):
+    sb.faults.add(Silence(4.0), path=r"/api/stream/event", keepalive=True, times=1)
+    li = Lichess(sb.token, sb.url, net(read_timeout_s=1.0))
+    stop = threading.Event()
+    events = li.stream_events(stop)
+    cid = sb.send_challenge("alice")
+    started = time.monotonic()
+    assert next(events)["challenge"]["id"] == cid
+    # Without a read timeout this would have waited out the whole silence on the first connection.
+    assert sb.event_stream_connects >= 2
+    assert time.monotonic() - started < 4.0
+
+
+def test_stream_stops_when_asked(sb):
+    li = Lichess(sb.token, sb.url, net())
+    stop = threading.Event()
+    stop.set()
+    assert list(li.stream_events(stop)) == []
+
+
+def test_bad_token_on_a_stream_raises(sb):
+    li = Lichess("not-the-token", sb.url, net())
+    with pytest.raises(ClientError) as info:
+        next(li.stream_events(threading.Event()))
+    assert info.value.status == 401
+
+
+def test_backoff_doubles_with_jitter_and_is_capped():
+    b = Backoff(0.5, 4.0, rng=random.Random(1))
+    delays = [b.next_delay() for _ in range(8)]
+    for n, d in enumerate(delays):
+        ceiling = min(4.0, 0.5 * 2**n)
+        assert ceiling * 0.5 <= d <= ceiling
+    b.reset()
+    assert b.next_delay() <= 0.5
+
+
+def test_pauses_wait_honours_stop():
+    p = Pauses()
+    p.pause("x", 30)
+    stop = threading.Event()
+    threading.Timer(0.2, stop.set).start()
+    started = time.monotonic()
+    assert p.wait("x", stop) is False
+    assert time.monotonic() - started < 5
+
+
+def test_log_lines_never_show_the_token_and_stay_one_line():
+    secret = "lip_TopSecret123"
+    add_secret(secret)
+    fmt = RedactingFormatter("%(levelname)s %(message)s")
+    try:
+        raise RuntimeError(f"header Authorization: Bearer {secret}")
+    except RuntimeError:
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "token %s failed", (secret,),
+                                   sys.exc_info())
+    text = fmt.format(record)
+    assert secret not in text
+    assert "<redacted>" in text and "RuntimeError" in text
+    assert "\n" not in text
