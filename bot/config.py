@@ -7,6 +7,10 @@ the nearest valid one), never a traceback.
 
 The token comes from the environment variable ``LICHESS_BOT_TOKEN`` (it wins) or from ``token:``
 in the file. `dump()` prints the effective settings with the token redacted.
+
+`config_from_dict()` checks every value and the rules between keys; `load_config()` adds, when there
+is a token, the checks that concern the server at `url` (Lichess' 7 s stream keep-alive), so tests
+may give the local sandbox shorter timeouts.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -38,6 +43,9 @@ MODES = ("casual", "rated")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 CHAT_PLACEHOLDERS = ("me", "opponent")
 CHAT_MAX = 140  # Lichess truncates longer chat lines; we never send them
+LICHESS_KEEPALIVE_S = 7  # Lichess sends an empty line this often on a quiet stream
+MAX_THINK_MS = 3_600_000  # an hour: the longest think any setting may ask for
+MAX_NODES = 10**12
 
 # One hash entry of the engine's table, in bytes (docs/CONTRACTS.md: 2**bits entries of 12 bytes).
 HASH_ENTRY_BYTES = 12
@@ -92,18 +100,22 @@ class TimeConfig:
     increment_share: float = _opt(0.75, "share of the increment spent on a move", lo=0.0, hi=1.0)
     max_share: float = _opt(0.3, "never more than this share of the remaining time on one move",
                             lo=0.0, hi=1.0)
-    min_think_ms: int = _opt(20, "shortest think, ms (unless the clock forbids it)", lo=1)
-    max_think_ms: int = _opt(15000, "longest think, ms", lo=1)
-    fixed_movetime_ms: int | None = _opt(None, "think this long every move, ms (clock still caps it)", lo=1)
-    fixed_nodes: int | None = _opt(None, "search this many nodes every move (clock still caps it)", lo=1)
-    correspondence_movetime_ms: int = _opt(10000, "think time per move in correspondence games, ms", lo=1)
-    correspondence_nodes: int | None = _opt(None, "node budget per move in correspondence games", lo=1)
+    min_think_ms: int = _opt(20, "shortest think, ms (unless the clock forbids it)", lo=1, hi=MAX_THINK_MS)
+    max_think_ms: int = _opt(15000, "longest think, ms", lo=1, hi=MAX_THINK_MS)
+    fixed_movetime_ms: int | None = _opt(None, "think this long every move, ms (clock still caps it)", lo=1,
+                                         hi=MAX_THINK_MS)
+    fixed_nodes: int | None = _opt(None, "search this many nodes every move (clock still caps it)", lo=1,
+                                   hi=MAX_NODES)
+    correspondence_movetime_ms: int = _opt(10000, "think time per move in correspondence games, ms", lo=1,
+                                           hi=MAX_THINK_MS)
+    correspondence_nodes: int | None = _opt(None, "node budget per move in correspondence games", lo=1,
+                                            hi=MAX_NODES)
 
 
 @dataclass
 class GameConfig:
     abort_after_s: float = _opt(30.0, "abort if the opponent has made no first move by then, s (0 = never)",
-                                lo=0.0)
+                                lo=0.0, hi=3600.0)
     claim_victory: bool = _opt(True, "claim the win when the opponent has left and Lichess allows it")
     greeting: str = _opt("Hi {opponent}, I am {me}, a micro-Max 4.5 port. Good luck!",
                          "said in the player chat at the start ('' = nothing)")
@@ -131,12 +143,14 @@ class ResignConfig:
 
 @dataclass
 class NetworkConfig:
-    connect_timeout_s: float = _opt(5.0, "TCP connect timeout, s", lo=0.1)
+    connect_timeout_s: float = _opt(5.0, "TCP connect timeout, s", lo=0.1, hi=300.0)
     read_timeout_s: float = _opt(15.0, "read timeout, s; streams need more than Lichess' 7 s keep-alive",
-                                 lo=0.1)
-    backoff_base_s: float = _opt(0.5, "first reconnect delay, s (doubles per failure, with jitter)", lo=0.01)
-    backoff_max_s: float = _opt(60.0, "longest reconnect delay, s", lo=0.01)
-    rate_limit_pause_s: float = _opt(60.0, "pause after HTTP 429, s (longer if Retry-After says so)", lo=0.1)
+                                 lo=0.1, hi=3600.0)
+    backoff_base_s: float = _opt(0.5, "first reconnect delay, s (doubles per failure, with jitter)", lo=0.01,
+                                 hi=3600.0)
+    backoff_max_s: float = _opt(60.0, "longest reconnect delay, s", lo=0.01, hi=3600.0)
+    rate_limit_pause_s: float = _opt(60.0, "pause after HTTP 429, s (longer if Retry-After says so)", lo=0.1,
+                                     hi=3600.0)
     retries: int = _opt(3, "retries of a request after 5xx or connection errors", lo=0, hi=10)
 
 
@@ -168,6 +182,8 @@ def load_config(path: str | Path | None, env: typing.Mapping[str, str] | None = 
             text = p.read_text(encoding="utf-8")
         except OSError as e:
             raise ConfigError(f"{p}: cannot read the config file: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as e:
@@ -177,16 +193,38 @@ def load_config(path: str | Path | None, env: typing.Mapping[str, str] | None = 
             raise ConfigError(f"{p}: {problem}{line}") from None
         if data is None:
             data = {}
+    env = os.environ if env is None else env
     try:
         cfg = config_from_dict(data)
+        cfg.token = cfg.token.strip()
+        if env.get(TOKEN_ENV, "").strip():
+            cfg.token, cfg.token_source = env[TOKEN_ENV].strip(), "env"
+        elif cfg.token:
+            cfg.token_source = "file"
+        _check_token(cfg)
+        if cfg.token:  # without one the bot plays the sandbox demo: `url` is not used
+            _check_server(cfg)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}" if path is not None else str(e)) from None
-    env = os.environ if env is None else env
-    if env.get(TOKEN_ENV, "").strip():
-        cfg.token, cfg.token_source = env[TOKEN_ENV].strip(), "env"
-    elif cfg.token:
-        cfg.token_source = "file"
     return cfg
+
+
+def _check_server(cfg: Config) -> None:
+    """Checks that concern the real Lichess (other servers, such as the sandbox, have their own ways)."""
+    host = urlsplit(cfg.url).hostname or ""
+    if (host == "lichess.org" or host.endswith(".lichess.org")) and \
+            cfg.network.read_timeout_s <= LICHESS_KEEPALIVE_S:
+        raise ConfigError(f"network.read_timeout_s: {cfg.network.read_timeout_s:g} s is not above Lichess' "
+                          f"{LICHESS_KEEPALIVE_S} s stream keep-alive, so quiet streams would be cut; "
+                          f"use at least 10")
+
+
+def _check_token(cfg: Config) -> None:
+    # Never show the token itself, not even in an error.
+    if any(c.isspace() or not c.isprintable() or not c.isascii() for c in cfg.token):
+        where = f"{TOKEN_ENV}" if cfg.token_source == "env" else "token"
+        raise ConfigError(f"{where}: the token contains spaces, line breaks or other characters no token "
+                          f"has; copy it again")
 
 
 def config_from_dict(data: Any) -> Config:
@@ -247,6 +285,8 @@ def _scalar(value: Any, tp: type, rules: typing.Mapping[str, Any], key: str) -> 
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{key}: expected a number, got {_show(value)}")
         value = float(value)
+        if not math.isfinite(value):
+            raise ConfigError(f"{key}: expected a finite number, got {_show(value)}")
     elif tp is str:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and "choices" not in rules:
             value = str(value)  # a numeric user name in a list is still a name
@@ -276,16 +316,35 @@ def _check_relations(cfg: Config) -> None:
     if t.min_think_ms > t.max_think_ms:
         raise ConfigError(f"time.min_think_ms ({t.min_think_ms}) is above "
                           f"time.max_think_ms ({t.max_think_ms})")
+    for key, allowed in (("variants", PLAYABLE_VARIANTS), ("speeds", ACCEPTABLE_SPEEDS), ("modes", MODES)):
+        if not getattr(c, key):
+            raise ConfigError(f"challenge.{key}: empty, so every challenge would be declined; list at least "
+                              f"one of {', '.join(allowed)}")
+    if c.unlimited and "correspondence" not in c.speeds:
+        raise ConfigError("challenge.unlimited: true needs correspondence in challenge.speeds (Lichess "
+                          "counts games without a clock as correspondence)")
     if cfg.network.backoff_base_s > cfg.network.backoff_max_s:
-        raise ConfigError("network.backoff_base_s is above network.backoff_max_s")
-    if not cfg.url.startswith(("http://", "https://")):
-        raise ConfigError(f"url: expected an http:// or https:// address, got {_show(cfg.url)}")
+        raise ConfigError(f"network.backoff_base_s ({cfg.network.backoff_base_s:g}) is above "
+                          f"network.backoff_max_s ({cfg.network.backoff_max_s:g})")
+    if not _is_http_url(cfg.url):
+        raise ConfigError(f"url: expected an http:// or https:// address such as {DEFAULT_URL}, "
+                          f"got {_show(cfg.url)}")
     cfg.url = cfg.url.rstrip("/")
     for key in ("greeting", "goodbye"):
         _check_template(getattr(cfg.game, key), f"game.{key}")
     # Lichess ids are lower-case user names; compare them that way.
     c.block_list = [u.lower() for u in c.block_list]
     c.allow_list = [u.lower() for u in c.allow_list]
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number below 65536
+    except ValueError:
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.hostname)
+            and not any(c.isspace() or not c.isprintable() for c in url))
 
 
 def _check_template(text: str, key: str) -> None:
@@ -329,6 +388,8 @@ def as_dict(cfg: Config) -> dict[str, Any]:
 
 def dump(cfg: Config) -> str:
     """The effective settings as YAML, token redacted, with where the token came from."""
-    source = {"env": f"from {TOKEN_ENV}", "file": "from the config file", "": "not set"}[cfg.token_source]
+    source = {"env": f"from {TOKEN_ENV}", "file": "from the config file",
+              "": "not set: `python -m bot` would play one demo game in the local sandbox, not on "
+                  f"{cfg.url}"}[cfg.token_source]
     text = yaml.safe_dump(as_dict(cfg), sort_keys=False, default_flow_style=None, width=100)
     return f"# token: {source}\n{text}"

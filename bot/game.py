@@ -7,12 +7,17 @@ offers and answers and resignation by the score rule, an abort when the opponent
 first move, a claim of victory when the opponent has left, a greeting and a goodbye.
 
 A game ends only when the server says so (a gameState status); nothing the server sends (an
-illegal move, a malformed line, an unknown event) ends the thread.
+illegal move, a malformed line, an unknown event) ends the thread. An event the game cannot use (a
+field of the wrong type, an unreadable FEN, moves that cannot be replayed) is logged in one line and
+skipped, and the stream is reopened for a fresh gameFull: the skipped line may have carried the
+opponent's move.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +34,21 @@ log = logging.getLogger(__name__)
 
 PAWN = 74  # the engine's score of a pawn (docs/CONTRACTS.md)
 LIVE = ("created", "started")  # every other status ends the game
+MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later opponentGone says more)
+
+
+class BadData(ValueError):
+    """An event from the server that the game cannot use: skipped, the stream reopened."""
+
+
+def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
+    """A nested object of an event: {} when absent or null, BadData when it is not an object."""
+    value = event.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadData(f"{key} is not an object: {repr(value)[:60]}")
+    return value
 
 
 class Game:
@@ -57,6 +77,9 @@ class Game:
         self._moved_at_ply = -1  # the ply count at which we last posted a move
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
+        # A move whose POST failed without a refusal (a 5xx, a cut, a timeout): the server may or may
+        # not have it. (ply, search result, budget, draw offer); sent again, unsearched, if not.
+        self._unsent: tuple[int, Any, timeman.Budget, bool] | None = None
         self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
         self._said_goodbye = False
@@ -108,7 +131,10 @@ class Game:
             log.exception("game %s: unexpected error; leaving the game", self.id)
         finally:
             self._cancel_timers()
-            self.engine = None  # the hash table is most of our memory: free it with the game
+            # The hash table is most of our memory: free it with the game. The position holds the
+            # engine too, and the runner keeps finished games around (its `finished` list).
+            self.engine = None
+            self.position = None
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             if self._on_end is not None:
                 self._on_end(self)
@@ -141,7 +167,7 @@ class Game:
         try:
             if kind == "gameFull":
                 self._setup(event)
-                self._on_state(event.get("state") or {}, received)
+                self._on_state(_section(event, "state"), received)
                 self._greet()  # after the first move: in bullet the move matters more than the hello
             elif kind == "gameState":
                 self._on_state(event, received)
@@ -151,7 +177,12 @@ class Game:
             elif kind == "opponentGone":
                 self._on_gone(event)
             else:
-                log.debug("game %s: ignoring event %s", self.id, kind)
+                log.debug("game %s: ignoring event %s", self.id, repr(kind)[:60])
+        except BadData as e:
+            # The server's data, not a bug of ours: one line, and a fresh gameFull replaces it.
+            log.warning("game %s: unusable %s skipped (%s); reopening the stream", self.id, kind, e)
+            self._resync = True
+            self._failed_posts += 1  # a server that keeps sending it gets the reconnect backoff
         except LichessError as e:
             log.warning("game %s: request failed while handling %s: %s", self.id, kind, e)
         except Exception:  # noqa: BLE001 - one bad event must not end the game
@@ -162,44 +193,69 @@ class Game:
             self._failed_posts += 1
 
     def _setup(self, full: dict[str, Any]) -> None:
-        white, black = full.get("white") or {}, full.get("black") or {}
-        self.color = chess.WHITE if str(white.get("id", "")).lower() == self.me else chess.BLACK
-        them = black if self.color == chess.WHITE else white
-        self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")
+        # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
+        white, black = _section(full, "white"), _section(full, "black")
+        ids = (str(white.get("id", "")).lower(), str(black.get("id", "")).lower())
+        if self.me not in ids:
+            raise BadData(f"neither player is {self.me}: {ids[0][:30]!r}, {ids[1][:30]!r}")
         fen = full.get("initialFen") or "startpos"
+        if not isinstance(fen, str):
+            raise BadData(f"initialFen is not text: {repr(fen)[:60]}")
+        if fen != "startpos":
+            try:
+                chess.Board(fen)
+            except ValueError as e:
+                raise BadData(f"initialFen {fen[:90]!r}: {e}") from None
+        clock = _section(full, "clock")
+        raw_variant = full.get("variant")
+        variant = (raw_variant.get("key") if isinstance(raw_variant, dict) else raw_variant) or "standard"
+        if not isinstance(variant, str):
+            raise BadData(f"variant is not text: {repr(variant)[:60]}")
+        _section(full, "state")
+        self.color = chess.WHITE if ids[0] == self.me else chess.BLACK
+        them = black if self.color == chess.WHITE else white
+        self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")[:60]
         self.initial_fen = None if fen == "startpos" else fen
-        clock = full.get("clock") or {}
         self.increment_ms = clock_ms(clock.get("increment")) or 0
         self.correspondence = full.get("speed") == "correspondence" or not clock
-        variant = (full.get("variant") or {}).get("key", "standard")
         log.info("game %s: %s vs %s, %s %s, we play %s%s", self.id, white.get("name"), black.get("name"),
                  variant, full.get("speed"), chess.COLOR_NAMES[self.color],
                  f", from {self.initial_fen}" if self.initial_fen else "")
         if variant not in PLAYABLE_VARIANTS:
-            self._give_up(f"variant {variant} is beyond the engine")
+            self._give_up(f"variant {variant[:40]} is beyond the engine")
             self._playable = False
             return
         self._playable = True
         assert self.position is not None
         self.position.start(self.initial_fen)
-        state_moves = str((full.get("state") or {}).get("moves") or "").split()
+        state_moves = str(_section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
             self._greeted = True  # a game resumed after a restart has been greeted already
         self._watch_first_move(state_moves)
 
     def _on_state(self, state: dict[str, Any], received: float) -> None:
         status = state.get("status", "started")
+        if not isinstance(status, str):
+            raise BadData(f"status is not text: {repr(status)[:60]}")
         if status not in LIVE:
-            self._game_over(status, state.get("winner"))
+            self._game_over(status[:40], state.get("winner"))
             return
         if not self._playable or self.position is None:
             return  # no gameFull yet, or a game we cannot play
         if not isinstance(state.get("moves"), str):
-            log.warning("game %s: a state without a move list; ignored", self.id)
-            return
+            raise BadData("a state without a move list")
         moves = state["moves"].split()
-        if not self.position.update(moves, self._moved_at_ply):
-            return
+        # The server has a move at the ply of our unconfirmed move: our POST went through after all
+        # (taken as such only once the list is followed: an unusable one proves nothing).
+        confirmed = self._unsent is not None and len(moves) > self._unsent[0]
+        # With a move unconfirmed, the engine (which played it) is legitimately one move ahead.
+        posted_at = self._moved_at_ply if self._unsent is None else self._unsent[0]
+        if confirmed:
+            posted_at = max(self._moved_at_ply, posted_at)
+        if not self.position.update(moves, posted_at):
+            raise BadData("its moves cannot be replayed from the game's start")
+        if confirmed:
+            self._moved_at_ply, self._unsent = posted_at, None
         if self._opponent_moved() and self._abort_timer is not None:
             self._abort_timer.cancel()
         offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
@@ -213,7 +269,8 @@ class Game:
         return 1 if first_mover != self.color else 2
 
     def _opponent_moved(self) -> bool:
-        return self.position is not None and self.position.ply >= self._plies_until_opponent_moved()
+        position = self.position  # read once: a timer thread may call this as the game thread ends
+        return position is not None and position.ply >= self._plies_until_opponent_moved()
 
     # ------------------------------------------------------------ moving
 
@@ -223,33 +280,45 @@ class Game:
                 return  # a restart is coming: no new search, and certainly no resignation
             assert self.position is not None
             ply = self.position.ply
-            mine = state.get("wtime" if self.color == chess.WHITE else "btime")
-            budget = timeman.budget(self.cfg.time, clock_ms(mine), self.increment_ms, self.correspondence)
-            res = self.position.think(node_budget=budget.nodes, movetime_ms=budget.movetime_ms)
-            if res.move is None:
-                log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
-                return
-            if res.depth > 0:  # a fallback move (no search) has no score to judge by
-                self.scores.append(int(res.score))
-            if self._resign_rule_holds():
-                log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
-                         self.cfg.resign.consecutive)
-                self.li.resign(self.id)
-                self._moved_at_ply = ply
-                return
-            if opponent_offers and self._accept_draw():
-                return  # the game ends; if it does not, the next state finds the move still to make
-            offer = self._offer_draw(ply)
+            unsent, self._unsent = self._unsent, None
+            if unsent is not None and unsent[0] == ply and self.position.engine_one_ahead() == unsent[1].move:
+                # Our move's POST failed and the server does not have it: the same move again (the
+                # engine has played it already), without a second search.
+                _, res, budget, offer = unsent
+                res = dataclasses.replace(res, time_ms=0.0)
+                log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
+            else:
+                mine = state.get("wtime" if self.color == chess.WHITE else "btime")
+                budget = timeman.budget(self.cfg.time, clock_ms(mine), self.increment_ms, self.correspondence)
+                res = self.position.think(node_budget=budget.nodes, movetime_ms=budget.movetime_ms)
+                if res.move is None:
+                    log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
+                    return
+                if res.depth > 0:  # a fallback move (no search) has no score to judge by
+                    self.scores.append(int(res.score))
+                if self._resign_rule_holds():
+                    log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
+                             self.cfg.resign.consecutive)
+                    self.li.resign(self.id)
+                    self._moved_at_ply = ply
+                    return
+                if opponent_offers and self._accept_draw():
+                    return  # the game ends; if it does not, the next state finds the move still to make
+                offer = self._offer_draw(ply)
             sent = time.monotonic()
             try:
                 self.li.move(self.id, res.move, offering_draw=offer)
             except LichessError as e:
-                # The engine has played a move the server may not have: the fresh gameFull of a
-                # reopened stream tells us, and the engine is rebuilt if needed.
+                # Refused (4xx): the server's game differs from ours; the fresh gameFull of a reopened
+                # stream tells us, and the engine is rebuilt. Lost on the way or played with the
+                # answer lost (5xx, cut, timeout; never sent twice blindly, see Lichess.move): the
+                # gameFull says which, and the same move goes again if it was not played.
                 log.warning("game %s: move %s refused or lost (%s); reopening the stream",
                             self.id, res.move, e)
                 self._resync = True
                 self._failed_posts += 1
+                if not isinstance(e, ClientError):
+                    self._unsent = (ply, res, budget, offer)
                 return
             self._moved_at_ply = ply
             self._failed_posts = 0
@@ -329,21 +398,28 @@ class Game:
             log.warning("game %s: abort failed: %s", self.id, e)
 
     def _on_gone(self, event: dict[str, Any]) -> None:
+        gone, seconds = event.get("gone"), event.get("claimWinInSeconds")
+        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(
+            seconds)
+        if not isinstance(gone, bool) or (seconds is not None and not number):
+            # No stream reopening: nothing of the game's course is lost; the next opponentGone will tell.
+            log.warning("game %s: unusable opponentGone skipped (gone %s, claimWinInSeconds %s)", self.id,
+                        repr(gone)[:30], repr(seconds)[:30])
+            return
         if self._claim_timer is not None:
             self._claim_timer.cancel()
             self._claim_timer = None
-        if not event.get("gone"):
+        if not gone:
             log.info("game %s: %s is back", self.id, self.opponent)
             self._claimed = False
             return
-        seconds = event.get("claimWinInSeconds")
         log.info("game %s: %s left the game (claim possible in %s s)", self.id, self.opponent, seconds)
         if not self.cfg.game.claim_victory or seconds is None:
             return
         if seconds <= 0:
             self._claim()
         else:  # the stream may stay silent until then: a timer makes the claim on time
-            self._claim_timer = threading.Timer(float(seconds) + 0.2, self._claim)
+            self._claim_timer = threading.Timer(min(float(seconds), MAX_CLAIM_WAIT_S) + 0.2, self._claim)
             self._claim_timer.daemon = True
             self._claim_timer.start()
 

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import berserk
 import requests
+import urllib3
 from berserk.formats import JSON
 from berserk.session import Requestor
 from requests.adapters import HTTPAdapter
@@ -94,6 +95,16 @@ def classify(exc: BaseException, min_pause_s: float = 60.0) -> LichessError:
     if isinstance(exc, (ValueError, UnicodeDecodeError)):  # json.JSONDecodeError: a malformed line
         return TransientError(f"malformed data: {_short(exc)}")
     raise exc
+
+
+def never_sent(exc: BaseException) -> bool:
+    """True when the request surely never reached the server: the connection could not be made."""
+    inner = getattr(exc, "error", exc)  # berserk's ApiError wraps the requests exception
+    if isinstance(inner, requests.exceptions.ConnectTimeout):
+        return True
+    if isinstance(inner, requests.exceptions.ConnectionError) and inner.args:
+        return isinstance(getattr(inner.args[0], "reason", None), urllib3.exceptions.NewConnectionError)
+    return False
 
 
 def _retry_after(response: requests.Response | None) -> float:
@@ -211,14 +222,23 @@ class Lichess:
     # ------------------------------------------------------------ plain requests
 
     def account(self) -> dict[str, Any]:
-        return self._call("account", self.client.account.get, retries=self.net.retries)
+        # The raw body: berserk's converter raises on a null or huge createdAt, which we never use.
+        data = self._call("account", lambda: self._raw.get("/api/account"), retries=self.net.retries)
+        if not isinstance(data, dict):
+            raise TransientError(f"/api/account answered {repr(data)[:60]} instead of an account")
+        return data
 
     def upgrade_to_bot(self) -> None:
         self._call("account", self.client.account.upgrade_to_bot, retries=0)
 
     def playing(self) -> list[dict[str, Any]]:
-        """Games in progress (`/api/account/playing`), most urgent first."""
-        return self._call("playing", lambda: self.client.games.get_ongoing(count=50))
+        """Games in progress (`/api/account/playing`), most urgent first; entries that are not objects
+        are left out."""
+        data = self._call("playing", lambda: self._raw.get("/api/account/playing", params={"nb": 50}))
+        games = data.get("nowPlaying") if isinstance(data, dict) else None
+        if not isinstance(games, list):
+            raise TransientError(f"/api/account/playing answered {repr(data)[:60]} without a game list")
+        return [g for g in games if isinstance(g, dict)]
 
     def accept(self, challenge_id: str) -> None:
         self._call("challenge", lambda: self.client.bots.accept_challenge(challenge_id))
@@ -227,9 +247,12 @@ class Lichess:
         self._call("challenge", lambda: self.client.bots.decline_challenge(challenge_id, reason))  # type: ignore
 
     def move(self, game_id: str, uci: str, offering_draw: bool = False) -> None:
+        """Post a move. Sent again only when it surely never reached the server: after a 5xx, a cut or
+        a timeout it may have been played, and by the time a retry arrives the opponent may have
+        answered, making the same move illegal. The caller learns the truth from the game stream."""
         path = f"{uci}?offeringDraw=true" if offering_draw else uci
         # Per game: a 429 on one game's moves must not freeze the others.
-        self._call(f"move:{game_id}", lambda: self.client.bots.make_move(game_id, path))
+        self._call(f"move:{game_id}", lambda: self.client.bots.make_move(game_id, path), idempotent=False)
 
     def chat(self, game_id: str, text: str, room: str = "player") -> None:
         spectator = room == "spectator"
@@ -249,11 +272,12 @@ class Lichess:
     def claim_victory(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/claim-victory"))
 
-    def _call(self, kind: str, fn: Callable[[], T], retries: int | None = None) -> T:
+    def _call(self, kind: str, fn: Callable[[], T], retries: int | None = None, idempotent: bool = True) -> T:
         """One request: wait out a pause of its kind, retry transient failures with backoff.
 
-        Requests give up when the bot stops, except a game's own (the last move before a restart
-        is allowed to finish).
+        A request that is not `idempotent` is retried only when it never reached the server (the
+        connection could not be made). Requests give up when the bot stops, except a game's own (the
+        last move before a restart is allowed to finish).
         """
         retries = self.net.retries if retries is None else retries
         stoppable = not kind.startswith(("move:", "game:"))
@@ -268,10 +292,11 @@ class Lichess:
                 return None  # type: ignore[return-value]
             except Exception as exc:  # noqa: BLE001 - classify() re-raises what is not a network error
                 err = classify(exc, self.net.rate_limit_pause_s)
+                unsent = never_sent(exc)
             if isinstance(err, RateLimited):
                 self.pauses.pause(kind, err.pause_s)
                 raise RateLimited(kind, err.pause_s) from None
-            if isinstance(err, ClientError) or attempt == retries:
+            if isinstance(err, ClientError) or attempt == retries or not (idempotent or unsent):
                 raise err from None
             delay = backoff.next_delay()
             log.warning("%s request failed (%s); retry %d/%d in %.1f s",
@@ -295,7 +320,10 @@ class Lichess:
         The caller decides when the game is over (the server says so in a gameState status) and
         sets `stop` or simply stops iterating.
         """
-        return self._stream(f"stream:{game_id}", lambda: self.client.bots.stream_game_state(game_id), stop,
+        # Not berserk's stream_game_state: its converter turns clock fields into timedelta and raises
+        # on a null or huge one, which would end the stream's generator; the game reads the raw values.
+        return self._stream(f"stream:{game_id}",
+                            lambda: self._raw.get(f"/api/bot/game/stream/{game_id}", stream=True), stop,
                             max_refusals=3)
 
     def _stream(self, kind: str, open_stream: Callable[[], Iterator[dict[str, Any]]],
@@ -313,6 +341,8 @@ class Lichess:
             try:
                 log.debug("%s: connecting", kind)
                 for item in open_stream():
+                    if not isinstance(item, dict):  # valid JSON, but not an event: like a malformed line
+                        raise ValueError(f"a line that is not a JSON object: {repr(item)[:60]}")
                     backoff.reset()
                     refusals = 0
                     yield item
@@ -336,11 +366,17 @@ class Lichess:
                 return
 
 
+# Clock values beyond this (about 116 days; correspondence allows 14) are clamped: a huge number from
+# the server must not overflow the engine's 64-bit deadline.
+MAX_CLOCK_MS = 10**10
+
+
 def clock_ms(value: Any) -> int | None:
-    """A clock field as int milliseconds: berserk turns gameState clocks into timedelta, gameFull's not."""
-    if value is None:
-        return None
+    """A clock field as int milliseconds, clamped to [0, MAX_CLOCK_MS]; None when absent or not a
+    number (null, text, NaN). A timedelta (as berserk converts gameState clocks) is read too."""
     if hasattr(value, "total_seconds"):
-        return int(value.total_seconds() * 1000)
-    return int(value)
+        value = value.total_seconds() * 1000
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return int(min(max(value, 0), MAX_CLOCK_MS))
 

@@ -95,10 +95,13 @@ class GamePosition:
         board, raw = board.copy(), list(raw)
         try:
             for uci in raw_moves[len(raw):]:
-                board.push(board.parse_uci(uci))  # e1h1 -> e1g1; e7e8n stays a knight
+                move = board.parse_uci(uci)  # e1h1 -> e1g1; e7e8n stays a knight
+                if not move:  # python-chess reads "0000" as a null move, which no game has
+                    raise ValueError(f"null move {uci!r}")
+                board.push(move)
                 raw.append(uci)
         except ValueError as e:
-            log.error("%s: cannot follow the server's moves (%s); waiting for the next state", self.label, e)
+            log.warning("%s: cannot follow the server's moves (%s)", self.label, e)
             return False
         self.board, self._raw = board, raw
         return True
@@ -120,6 +123,16 @@ class GamePosition:
                 log.info("%s: the server's moves are not an extension of the engine's; rebuilding",
                          self.label)
         return self._rebuild_engine_from_start(moves) or self._rebuild_engine_here(moves)
+
+    def engine_one_ahead(self) -> str | None:
+        """The engine's last move when its game is the server's plus exactly that move (our own move,
+        played by think(), that the server has not confirmed yet); otherwise None."""
+        moves = [m.uci() for m in self.board.move_stack]
+        base = len(self._base_moves)
+        if not self._engine_valid or moves[:base] != self._base_moves:
+            return None
+        tail, seen = moves[base:], list(self.engine.moves)
+        return seen[-1] if len(seen) == len(tail) + 1 and seen[:-1] == tail else None
 
     def _rebuild_engine_from_start(self, moves: list[str]) -> bool:
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +32,20 @@ log = logging.getLogger(__name__)
 # An accepted challenge whose game never started (cancelled at the last moment) frees its slot
 # after this long.
 RESERVATION_TTL_S = 60.0
+# Lichess game and challenge ids are 8 (or 12) letters and digits; anything else in an event is
+# unusable (and must not become part of a request path).
+ID = re.compile(r"[A-Za-z0-9]{1,32}")
+
+
+def event_id(obj: Any, *keys: str) -> str | None:
+    """The first of `keys` in `obj` that holds a usable id, or None."""
+    if not isinstance(obj, dict):
+        return None
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, str) and ID.fullmatch(value):
+            return value
+    return None
 
 
 class StartupError(Exception):
@@ -178,11 +193,14 @@ class Runner:
             log.warning("cannot list games in progress (%s); the event stream will announce them", e)
             return
         for g in playing:
-            gid = g.get("gameId") or g.get("id")
-            if gid:
-                opponent = (g.get("opponent") or {}).get("username")
-                log.info("game %s in progress against %s: resuming", gid, opponent)
-                self.start_game(gid)
+            gid = event_id(g, "gameId", "id")
+            if gid is None:
+                log.warning("a game in progress without a usable id skipped: %s", repr(g)[:100])
+                continue
+            opponent = g.get("opponent")
+            log.info("game %s in progress against %s: resuming", gid,
+                     opponent.get("username") if isinstance(opponent, dict) else None)
+            self.start_game(gid)
 
     def _shutdown(self) -> None:
         with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
@@ -210,42 +228,52 @@ class Runner:
                 try:
                     self.dispatch(event)
                 except Exception:  # noqa: BLE001 - one odd event must not end the stream
-                    log.exception("error while handling event %s", event.get("type"))
+                    log.exception("error while handling event %s", repr(event.get("type"))[:60])
         except ClientError as e:
             log.error("the event stream is refused (%s); stopping", e)
             self.exit_code = 2
             self.request_stop("fatal error")
 
     def dispatch(self, event: dict[str, Any]) -> None:
+        """Handle one event of the stream. One the bot cannot use (no usable id, a field of the wrong
+        type) is logged in one line and skipped."""
         kind = event.get("type")
-        if kind == "challenge":
-            self._on_challenge(event.get("challenge") or {})
-        elif kind == "challengeCanceled":
-            cid = (event.get("challenge") or {}).get("id")
-            log.info("challenge %s was cancelled by the challenger", cid)
-            with self._inbox_cv:
-                self._cancelled.add(cid)
-        elif kind == "challengeDeclined":
-            log.info("our challenge %s was declined", (event.get("challenge") or {}).get("id"))
-        elif kind == "gameStart":
-            game = event.get("game") or {}
-            gid = game.get("gameId") or game.get("id")
-            if gid:
+        if kind in ("challenge", "challengeCanceled", "challengeDeclined"):
+            cid = event_id(event.get("challenge"), "id")
+            if cid is None:
+                log.warning("%s event without a usable challenge id skipped: %s", kind, repr(event)[:100])
+                return
+            if kind == "challenge":
+                self._on_challenge(event["challenge"])
+            elif kind == "challengeCanceled":
+                log.info("challenge %s was cancelled by the challenger", cid)
+                with self._inbox_cv:
+                    self._cancelled.add(cid)
+            else:
+                log.info("our challenge %s was declined", cid)
+        elif kind in ("gameStart", "gameFinish"):
+            game = event.get("game")
+            gid = event_id(game, "gameId", "id")
+            if gid is None:
+                log.warning("%s event without a usable game id skipped: %s", kind, repr(event)[:100])
+                return
+            if kind == "gameStart":
                 self.start_game(gid)
-        elif kind == "gameFinish":
-            game = event.get("game") or {}
-            gid = game.get("gameId") or game.get("id")
-            log.info("game %s finished (%s)", gid, (game.get("status") or {}).get("name"))
+                return
+            status = game.get("status")
+            log.info("game %s finished (%s)", gid,
+                     str(status.get("name") if isinstance(status, dict) else status)[:40])
             with self._games_lock:
                 running = self.games.get(gid)
             if running is not None:
                 running.server_finished()
             self.slots.release(gid)
         else:
-            log.debug("ignoring event %s", kind)
+            log.debug("ignoring event %s", repr(kind)[:60])
 
     def _on_challenge(self, ch: dict[str, Any]) -> None:
-        challenger = str((ch.get("challenger") or {}).get("id", "")).lower()
+        user = ch.get("challenger")
+        challenger = str(user.get("id", "")).lower() if isinstance(user, dict) else ""
         if ch.get("direction") == "out" or (challenger and challenger == self.me):
             return  # our own outgoing challenge
         with self._inbox_cv:
@@ -270,15 +298,28 @@ class Runner:
                 cancelled = ch.get("id") in self._cancelled
             if cancelled:
                 continue
-            if not self._answer(ch):
+            try:
+                answered = self._answer(ch)
+            except Exception:  # noqa: BLE001 - a bug with one challenge must not stop all answers
+                log.exception("challenge %s: error while answering; skipped", ch.get("id"))
+                answered = True
+            if not answered:
                 with self._inbox_cv:
                     self._inbox.appendleft(ch)  # answered again once the 429 pause is over
 
     def _answer(self, ch: dict[str, Any]) -> bool:
         """Decide and send the answer; False when it must be sent again (HTTP 429)."""
         cid = str(ch.get("id"))
-        decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy))
-        log.info("challenge %s: %s", describe(ch), decision)
+        try:
+            summary = describe(ch)
+            decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy))
+        except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
+            # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
+            # is declined, so the challenger still gets an answer.
+            summary = cid
+            decision = Decision(False, "generic", "challenge", f"unreadable challenge ({type(e).__name__}: "
+                                f"{str(e)[:80]})")
+        log.info("challenge %s: %s", summary, decision)
         self.answers[cid] = decision
         try:
             if decision.accept:

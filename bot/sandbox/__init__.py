@@ -37,13 +37,17 @@ Control API (all waits return instead of raising on timeout)::
     .games(); .wait_game_over(gid, timeout=10.0) -> status; .wait_moves(gid, n, timeout=5.0) -> bool
     .wait_until(predicate, timeout=5.0) -> bool; .wait_event_stream(timeout=5.0, connects=1) -> bool
     .request_log -> [RequestRecord(t, method, path, status)]  (status 0 = dropped before a status line)
+    .request_details -> [RequestDetail(arrived, t, method, path, status, retry_after, served_status)]
     .requests(path_regex=".*", method=None) -> filtered log; .errors -> sandbox-side problems
     .respond_with(path_regex, status, times=1, headers=None, body=None, method=None) -> Rule
     .cut_event_stream(); .cut_game_stream(gid); .set_opponent_gone(gid, gone=True)
     .restart(downtime_s=2.0, mode="refuse"|"error", wait=False)
     .faults -> FaultInjector: .add(action, path=".*", *, method=None, line=None, keepalive=False,
-               times=1, skip=0, probability=1.0, duration=None) with actions Respond, Drop, Delay,
-               CutStream(mid_line), EndStream, Silence(seconds), Malformed(replace), Duplicate, Reorder
+               times=1, skip=0, probability=1.0, duration=None) with actions Respond, Drop(after),
+               Delay, CutStream(mid_line), EndStream, Silence(seconds), Malformed(replace), Duplicate,
+               Reorder, Stale (see faults.py)
+    bot.sandbox.chaos.Chaos(sb, ChaosConfig(rate, seed, ...)).install().start(): random faults of every
+               kind plus periodic restarts, with a record of what fired (see chaos.py)
 
 Game rules: moves validated with python-chess (castling as e1g1 or e1h1; promotions e7e8n); Lichess
 clocks (running once both sides moved, increment, flag -> outoftime checked by a background timer);
@@ -60,7 +64,7 @@ bot.sandbox.testing has client_for(sb, token=None, timeout=(3, 5)) (a berserk cl
 timeouts) and Reader(iterator) (pumps a stream in a thread: get(timeout), until(pred), rest()).
 """
 
-from .control import ChallengeInfo, GameInfo, RequestRecord, Sandbox
+from .control import ChallengeInfo, GameInfo, RequestDetail, RequestRecord, Sandbox
 from .faults import (
     CutStream,
     Delay,
@@ -73,6 +77,7 @@ from .faults import (
     Respond,
     Rule,
     Silence,
+    Stale,
 )
 from .opponents import (
     EngineOpponent,
@@ -87,5 +92,6 @@ from .wire import DECLINE_REASONS, STATUS_IDS
 __all__ = [
     "DECLINE_REASONS", "STATUS_IDS", "ChallengeInfo", "CutStream", "Delay", "Drop", "Duplicate", "EndStream",
     "EngineOpponent", "FaultInjector", "GameInfo", "IdleOpponent", "Malformed", "Opponent", "OpponentView",
-    "RandomOpponent", "Reorder", "RequestRecord", "Respond", "Rule", "Sandbox", "ScriptedOpponent", "Silence",
+    "RandomOpponent", "Reorder", "RequestDetail", "RequestRecord", "Respond", "Rule", "Sandbox",
+    "ScriptedOpponent", "Silence", "Stale",
 ]

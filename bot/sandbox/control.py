@@ -24,6 +24,17 @@ class RequestRecord(NamedTuple):
     status: int     # 0 = connection dropped before a status line
 
 
+class RequestDetail(NamedTuple):
+    """A request log entry with more detail (`Sandbox.request_details`)."""
+    arrived: float             # monotonic time the request line and headers were in (t if unknown)
+    t: float                   # when the status was decided (as RequestRecord.t)
+    method: str
+    path: str
+    status: int                # 0 = dropped before a status line
+    retry_after: str | None    # the Retry-After header sent, if any
+    served_status: int | None  # Drop(after=True): the status the request was served with, then lost
+
+
 @dataclass(frozen=True)
 class ChallengeInfo:
     id: str
@@ -55,6 +66,8 @@ class GameInfo:
     opponent_gone: bool
     opponent_errors: list[str]
     stream_connects: int
+    flagged: str | None = None                  # the colour that lost on time (status outoftime)
+    castling_as_king_takes_rook: bool = False   # castling sent as e1h1 in this game
 
     @property
     def over(self) -> bool:
@@ -87,6 +100,7 @@ class Sandbox:
                            challenge_ttl_s=challenge_ttl_s)
         self.runner = Runner(self.world, opponent_think_s)
         self._log: list[RequestRecord] = []
+        self._details: list[RequestDetail] = []
         self._log_lock = threading.Lock()
         self._server: SandboxHTTPServer | None = None
         self._serve_thread: threading.Thread | None = None
@@ -148,9 +162,19 @@ class Sandbox:
         return f"http://{self.host}:{self.port}"
 
     # --- request log -----------------------------------------------------------------------------
-    def log_request(self, method: str, path: str, status: int) -> None:
+    def log_request(self, method: str, path: str, status: int, *, arrived: float | None = None,
+                    retry_after: str | None = None, served_status: int | None = None) -> None:
+        now = time.monotonic()
         with self._log_lock:
-            self._log.append(RequestRecord(time.monotonic(), method, path, status))
+            self._log.append(RequestRecord(now, method, path, status))
+            self._details.append(RequestDetail(now if arrived is None else arrived, now, method, path, status,
+                                               retry_after, served_status))
+
+    @property
+    def request_details(self) -> list[RequestDetail]:
+        """The request log with arrival times, Retry-After headers and lost answers."""
+        with self._log_lock:
+            return list(self._details)
 
     @property
     def request_log(self) -> list[RequestRecord]:
@@ -249,6 +273,7 @@ class Sandbox:
             rejected_moves=list(g.rejected_moves), opponent_gone=g.opponent_gone,
             opponent_errors=list(g.opponent_errors),
             stream_connects=self.world.game_stream_connects.get(g.id, 0),
+            flagged=g.flagged, castling_as_king_takes_rook=g.castling_kxr,
         )
 
     def wait_game_over(self, gid: str, timeout: float = 10.0) -> str:

@@ -6,7 +6,7 @@ A `Rule` = an action + where it applies (path regex, method, optional stream-lin
 * `on_request(method, path)` before routing: request actions (`Respond`, `Drop`, `Delay`);
 * once per stream item (each ndjson line, and each keep-alive) through a per-connection
   `StreamShaper`: stream actions (`CutStream`, `Silence`, `Malformed`, `Duplicate`, `Reorder`,
-  `EndStream`), which the shaper turns into low-level write operations.
+  `Stale`, `EndStream`), which the shaper turns into low-level write operations.
 
 Rules are checked in the order they were added; the first active match fires. Randomness (rules
 with probability < 1) comes from one seeded `random.Random`, so a faulty run can be replayed.
@@ -15,6 +15,7 @@ Every firing is recorded in `FaultInjector.fired`.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
@@ -34,7 +35,10 @@ class Respond:
 
 @dataclass(frozen=True)
 class Drop:
-    """Close the connection before sending a status line."""
+    """Close the connection before sending a status line. With after=True the request is served
+    first (a move is played, a challenge accepted) and only the answer is lost, as when a proxy
+    drops the connection after the backend did the work."""
+    after: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,19 @@ class Duplicate:
 
 @dataclass(frozen=True)
 class Reorder:
-    """Hold this line back and send it after the next one."""
+    """Hold this line back and send it after the next one (or after the next keep-alive, so a held
+    line arrives late but is never lost)."""
+
+
+@dataclass(frozen=True)
+class Stale:
+    """Send this line, then the previous line of the same "type" again: a stale replay, e.g. a
+    gameState with fewer moves than the one just sent (gameFull's embedded state counts as a
+    gameState). Without an earlier line of that type the line is just sent."""
 
 
 REQUEST_ACTIONS = (Respond, Drop, Delay)
-STREAM_ACTIONS = (CutStream, EndStream, Silence, Malformed, Duplicate, Reorder)
+STREAM_ACTIONS = (CutStream, EndStream, Silence, Malformed, Duplicate, Reorder, Stale)
 
 
 @dataclass
@@ -185,12 +197,18 @@ class StreamShaper:
         self.injector = injector
         self.path = path
         self.held: list[str] = []
+        self.last_of_type: dict[str, str] = {}  # the latest line of each "type" (for Stale)
 
     def feed(self, line: str) -> list[tuple[str, Any]]:
         act = self.injector.on_stream_item(self.path, line)
         out: list[tuple[str, Any]] = []
+        earlier = self._remember(line)
         if act is None:
             out.append(("line", line))
+        elif isinstance(act, Stale):
+            out.append(("line", line))
+            if earlier is not None:
+                out.append(("line", earlier))
         elif isinstance(act, Reorder):
             self.held.append(line)
             return out
@@ -214,6 +232,22 @@ class StreamShaper:
         self.held.clear()
         return out
 
+    def _remember(self, line: str) -> str | None:
+        """Note `line` as the latest of its type; return the one it replaces (None if none)."""
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+            return None
+        kind = obj["type"]
+        earlier = self.last_of_type.get(kind)
+        self.last_of_type[kind] = line
+        if kind == "gameFull" and isinstance(obj.get("state"), dict):
+            self.last_of_type["gameState"] = json.dumps(obj["state"], separators=(",", ":"),
+                                                        ensure_ascii=False)
+        return earlier
+
     def keepalive(self) -> list[tuple[str, Any]]:
         act = self.injector.on_stream_item(self.path, None)
         if isinstance(act, Silence):
@@ -224,7 +258,7 @@ class StreamShaper:
             return [("end", None)]
         if isinstance(act, Malformed):
             return [("line", "{")]
-        return [("line", "")]
+        return [("line", "")] + self.flush()
 
     def flush(self) -> list[tuple[str, Any]]:
         out = [("line", h) for h in self.held]

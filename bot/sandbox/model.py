@@ -169,6 +169,7 @@ class Game:
         self.plies_in_game = 0              # moves made since this game was created (clock start rule)
         self.status = "started"
         self.winner: str | None = None
+        self.flagged: str | None = None          # the colour whose flag fell (status outoftime)
         ms = clock[0] * 1000.0 if clock else float(wire.CORRESPONDENCE_MS)
         self.time_ms = {"white": ms, "black": ms}
         self.turn_started = now
@@ -394,6 +395,7 @@ class World:
 
     def _flag(self, g: Game, color: str, now: float) -> None:
         g.time_ms[color] = 0.0
+        g.flagged = color
         win = other(color)
         # Lichess: a flag against a side that cannot mate is a draw (status outoftime, no winner).
         wc = chess.WHITE if win == "white" else chess.BLACK

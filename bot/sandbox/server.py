@@ -134,9 +134,17 @@ class Handler(BaseHTTPRequestHandler):
                 return {"_raw": text}
         return {k: v[0] for k, v in parse_qs(text, keep_blank_values=True).items()}
 
+    def _log(self, status: int, headers: dict[str, str] | None = None) -> None:
+        retry_after = (headers or {}).get("Retry-After")
+        self.app.log_request(self.command, self.path, status, arrived=getattr(self, "_arrived", None),
+                             retry_after=retry_after)
+
     def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        if getattr(self, "_lose_answer", False):  # Drop(after=True): served, but the answer is lost
+            self._drop(served_status=status)
+            return
         data = json.dumps(obj, separators=(",", ":")).encode()
-        self.app.log_request(self.command, self.path, status)  # before the client can see the answer
+        self._log(status, headers)  # before the client can see the answer
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -145,15 +153,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _drop(self) -> None:
+    def _drop(self, served_status: int | None = None) -> None:
         self.close_connection = True
-        self.app.log_request(self.command, self.path, 0)
+        self.app.log_request(self.command, self.path, 0, arrived=getattr(self, "_arrived", None),
+                             served_status=served_status)
         try:
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
     def _dispatch(self, method: str) -> None:
+        self._arrived = time.monotonic()  # the request line and headers are in
+        self._lose_answer = False
         try:
             body = self._read_body()
             path = urlsplit(self.path).path
@@ -166,8 +177,10 @@ class Handler(BaseHTTPRequestHandler):
                     continue
                 break
             if isinstance(act, faults.Drop):
-                self._drop()
-                return
+                if not act.after:
+                    self._drop()
+                    return
+                self._lose_answer = True  # serve it below; _send_json drops instead of answering
             if isinstance(act, faults.Respond):
                 known = act.status in HTTPStatus._value2member_map_
                 reason = HTTPStatus(act.status).phrase if known else "Error"
@@ -296,7 +309,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
-            app.log_request(self.command, self.path, 200)
+            self._log(200)
             self.end_headers()
             self.close_connection = True
             shaper = app.faults.shaper(self.path)
