@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, IllegalMove
+from tests.test_engine_oracle import legal_texts
 
 POSITIONS = [
     chess.STARTING_FEN,
@@ -51,15 +52,6 @@ SQUARE_NAMES = [chess.square_name(s) for s in chess.SQUARES]
 GARBAGE = ["", " ", "\t\n", "0000", "e2e9", "e7e8k", "e2e4q", "e2e4e", "e2", "e2e", "e2e4e4", "E2E4", "e2-e4",
            "Nf3", "O-O", "O-O-O", "0-0", "e1g1 e8g8", "P@e4", "a1a1", "i2i4", "e0e1", "\x00e2e4", "e2e4\x00",
            "ｅ２ｅ４", "e２e4", "e2e4" * 1000, "x" * 100_000, "e7e8Q", "e7e8=Q", "e1h1q", "None", "\u2028"]
-
-
-def legal_texts(board: chess.Board) -> set[str]:
-    texts = set()
-    for move in board.legal_moves:
-        texts.add(move.uci())
-        if board.is_castling(move):
-            texts.add(board.uci(move, chess960=True))
-    return texts
 
 
 def game_state(eng: Engine) -> tuple:
@@ -249,19 +241,26 @@ def test_stop_from_another_thread_returns_a_legal_move(eng: Engine) -> None:
 PIECES = "PNBRQpnbrq"
 
 
-@st.composite
-def fen_texts(draw: st.DrawFn) -> str:
-    """A FEN assembled field by field: often valid, often not (kings in check, pawns on the back rank,
-    castling rights without the pieces, impossible e.p. squares, bad counters, too many pieces)."""
-    board = chess.Board(None)
-    squares = draw(st.lists(st.integers(0, 63), min_size=2, max_size=24, unique=True), label="squares")
-    if draw(st.booleans(), label="home kings"):  # make castling possible more often
+def place_kings(draw: st.DrawFn, board: chess.Board, squares: list[int]) -> list[int]:
+    """Both kings on the first two squares; half the time on e1/e8 with rooks in some corners, so that
+    castling rights are possible more often. Returns the squares, reordered when the kings went home."""
+    if draw(st.booleans(), label="home kings"):
         squares = [chess.E1, chess.E8] + [s for s in squares if s not in (chess.E1, chess.E8)]
         for corner, rook in ((chess.A1, "R"), (chess.H1, "R"), (chess.A8, "r"), (chess.H8, "r")):
             if draw(st.booleans()):
                 board.set_piece_at(corner, chess.Piece.from_symbol(rook))
     board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
     board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
+    return squares
+
+
+@st.composite
+def fen_texts(draw: st.DrawFn) -> str:
+    """A FEN assembled field by field: often valid, often not (kings in check, pawns on the back rank,
+    castling rights without the pieces, impossible e.p. squares, bad counters, too many pieces)."""
+    board = chess.Board(None)
+    squares = draw(st.lists(st.integers(0, 63), min_size=2, max_size=24, unique=True), label="squares")
+    squares = place_kings(draw, board, squares)
     for square in squares[2:]:
         if board.piece_at(square) is None:
             board.set_piece_at(square, chess.Piece.from_symbol(draw(st.sampled_from(PIECES))))
@@ -351,13 +350,7 @@ def likely_valid_boards(draw: st.DrawFn) -> chess.Board:
     board = chess.Board(None)
     count = draw(st.integers(0, 20), label="pieces")
     squares = draw(st.lists(st.integers(0, 63), min_size=count + 2, max_size=count + 2, unique=True))
-    if draw(st.booleans(), label="home kings"):
-        squares = [chess.E1, chess.E8] + [s for s in squares if s not in (chess.E1, chess.E8)]
-        for corner, rook in ((chess.A1, "R"), (chess.H1, "R"), (chess.A8, "r"), (chess.H8, "r")):
-            if draw(st.booleans()):
-                board.set_piece_at(corner, chess.Piece.from_symbol(rook))
-    board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
-    board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
+    squares = place_kings(draw, board, squares)
     for square in squares[2:]:
         if board.piece_at(square) is None:
             symbol = draw(st.sampled_from(PIECES))
