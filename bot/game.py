@@ -469,6 +469,11 @@ class Game:
         overheads = [latency - think for latency, think in self.move_stats]
         log.info("game %s: over: %s, %s (%d plies; overhead beyond the search: median %.1f, max %.1f ms)",
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
+        # The hash table goes now, not when the thread ends: the runner may start the next game at
+        # once, and the goodbye below can take seconds of retries.
+        self._cancel_timers()
+        self.engine = None
+        self.position = None
         if not self._said_goodbye and status not in ("aborted", "noStart"):
             self._said_goodbye = True
             self._say(self.cfg.game.goodbye)

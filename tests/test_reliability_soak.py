@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -32,7 +34,7 @@ from bot.sandbox import (
 )
 from bot.sandbox.chaos import GAME_STATE, GAME_STREAMS, Chaos, ChaosConfig, check_rate_limits, request_kind
 from bot.sandbox.testing import Reader, client_for
-from bot.soak import NORMAL_END, SoakOptions, run
+from bot.soak import NORMAL_END, SoakOptions, bot_env, run
 from tests.test_bot_e2e import Bot, make_config
 
 pytestmark = pytest.mark.slow
@@ -76,14 +78,15 @@ def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
     assert not report.bot_errors, table
     # SIGTERM at the end: a clean exit.
     assert report.exit_code == 0 and report.exit_s is not None and report.exit_s < 20, table
-    # Memory: every game's hash table goes with its game. The peak does not grow after the first
-    # games, and when idle the process is back within less than one table of where it started.
-    # Before the fixes it kept one table per game played (6 here), then, with that fixed, up to 5
-    # tables that glibc kept in its heaps (see bot/cli.py, fixed_mmap_threshold).
+    # Memory: every game's hash table goes with its game. When idle the process is back within half a
+    # table of where it started: before the fixes it kept one table per game played (6 here), then
+    # up to 5 tables that glibc kept in its heaps (see bot/cli.py, fixed_mmap_threshold). The peak
+    # may hold one table more than `concurrency` for a moment (the runner frees a slot at gameFinish,
+    # and a game whose stream is reconnecting learns that it is over a little later), never two.
     table_kb = report.hash_bytes // 1024
     assert report.rss_ready_kb > 0 and report.rss_end_kb > 0 and report.hwm_early_kb > 0
-    assert report.hwm_end_kb - report.hwm_early_kb < table_kb // 2, table
     assert report.rss_end_kb - report.rss_ready_kb < table_kb // 2, table
+    assert report.hwm_end_kb - report.hwm_early_kb < 1.5 * table_kb, table
     assert report.moves_logged >= 30 and report.worst_state_to_post_ms > 0, table
     assert time.monotonic() - started < 150
 
@@ -322,3 +325,40 @@ def test_a_finished_game_lets_go_of_its_hash_table(sandbox, bot_for):
     gc.collect()
     assert [r() for r in refs] == [None, None]
     assert all(g.position is None and g.engine is None for g in bot.runner.finished)
+
+
+MMAP_PROBE = """
+import os, sys, threading
+import numpy as np
+from bot.cli import fixed_mmap_threshold
+from bot.soak import read_status_kb
+if sys.argv[1] == "fixed" and not fixed_mmap_threshold():
+    print("not glibc")
+    sys.exit(0)
+def game(mb):  # a game thread: allocates and touches its table, which goes when the game ends
+    table = np.empty(mb << 20, dtype=np.uint8)
+    table[:] = 0
+base = read_status_kb(os.getpid())[0]
+for mb in range(18, 12, -1):
+    t = threading.Thread(target=game, args=(mb,))
+    t.start()
+    t.join()
+print((read_status_kb(os.getpid())[0] - base) // 1024)
+"""
+
+
+def test_freed_tables_go_back_to_the_system():
+    """Soak finding 3: with glibc's own mmap threshold, tables below 32 MiB freed by finished games
+    stayed resident (the threshold rises to the size of each large block freed). The bot fixes it
+    at start (bot/cli.py); each probe runs in a fresh process."""
+
+    def kept_mib(mode: str) -> str:
+        return subprocess.run([sys.executable, "-c", MMAP_PROBE, mode], capture_output=True, text=True,
+                              env=bot_env(), timeout=60, check=True).stdout.strip()
+
+    fixed = kept_mib("fixed")
+    if fixed == "not glibc":
+        pytest.skip("the C library is not glibc")
+    assert int(fixed) < 2
+    assert int(kept_mib("glibc default")) >= 8  # without the fix: what the soak measured
+
