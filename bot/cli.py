@@ -5,7 +5,9 @@
     umax-bot upgrade [--yes]           turn the token's account into a bot account (irreversible)
     umax-bot check-config              validate the config and print the effective settings
 
-With no token at all (neither LICHESS_BOT_TOKEN nor `token:`) the sandbox demo runs.
+Settings: --config, else the file named by BOT_CONFIG, else the YAML text in BOT_CONFIG_YAML, else
+config.yml, else the defaults. With no token at all (neither LICHESS_BOT_TOKEN nor `token:`) the
+sandbox demo runs.
 Exit codes: 0 done, 1 unexpected failure, 2 bad configuration / token / account.
 """
 
@@ -16,18 +18,27 @@ import ctypes
 import logging
 import signal
 import sys
-from pathlib import Path
 
-from bot.config import Config, ConfigError, dump, load_config
+from bot import memory
+from bot.config import (
+    CONFIG_PATH_ENV,
+    CONFIG_YAML_ENV,
+    DEFAULT_CONFIG,
+    Config,
+    ConfigError,
+    dump,
+    load_settings,
+)
 from bot.lichess import ClientError, Lichess, LichessError
 from bot.log import add_secret, redact, setup_logging
+from bot.numba_cache import ensure_cache_dir
 
 log = logging.getLogger("bot")
-DEFAULT_CONFIG = "config.yml"
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    ensure_cache_dir()  # before numba is imported: a read-only code folder must not cost a compile per start
     try:
         cfg = _load(args.config)
     except ConfigError as e:
@@ -37,10 +48,13 @@ def main(argv: list[str] | None = None) -> int:
         cfg.log_level = args.log_level
     try:
         if args.command == "check-config":
+            mem = memory.plan(cfg)
             print(dump(cfg), end="")
+            print(f"# memory: {mem.describe()}")
             return 0
         if args.command == "upgrade":
             return _upgrade(cfg, assume_yes=args.yes)
+        mem = memory.plan(cfg)  # settings that cannot fit this machine stop here, demo or not
         if args.sandbox or not cfg.token:
             from bot.demo import run_demo
 
@@ -50,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
                       "sandbox instead.", flush=True)
             return run_demo(cfg)
         setup_logging(cfg.log_level)
-        return _play(cfg)
+        return _play(cfg, mem)
+    except ConfigError as e:  # settings that cannot fit in this machine's memory
+        return _fail(str(e))
     except KeyboardInterrupt:
         return 0
 
@@ -60,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
                                 description="A Lichess bot playing micro-Max 4.5 (numba port).")
     p.add_argument("command", nargs="?", choices=["play", "upgrade", "check-config"], default="play",
                    help="play (default), upgrade the account to a bot account, or check the config")
-    p.add_argument("--config", "-c", help=f"YAML config file (default: {DEFAULT_CONFIG} if it exists)")
+    p.add_argument("--config", "-c", help=f"YAML config file (default: the file named by {CONFIG_PATH_ENV}, "
+                   f"else the YAML in {CONFIG_YAML_ENV}, else {DEFAULT_CONFIG} if it exists)")
     p.add_argument("--sandbox", action="store_true", help="play one game against the local sandbox")
     p.add_argument("--yes", action="store_true", help="upgrade: do not ask for confirmation")
     p.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], help="override log_level")
@@ -68,9 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load(path: str | None) -> Config:
-    if path is None and Path(DEFAULT_CONFIG).exists():
-        path = DEFAULT_CONFIG
-    return load_config(path)
+    return load_settings(path)
 
 
 def _fail(message: str) -> int:
@@ -78,11 +93,11 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _play(cfg: Config) -> int:
+def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
     from bot.runner import Runner, StartupError
 
     fixed_mmap_threshold()
-    runner = Runner(cfg)
+    runner = Runner(cfg, memory_plan=mem)
     signals = {"count": 0}
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -110,7 +125,7 @@ M_MMAP_THRESHOLD = -3  # glibc <malloc.h>
 def fixed_mmap_threshold(threshold: int = 1 << 20) -> bool:
     """Give every large block (a game's hash table) its own mapping, returned to the system when the
     game ends. glibc raises its mmap threshold (up to 32 MiB) each time such a block is freed; after
-    that, tables below 32 MiB (hash_mb up to 32) came from the heap of whichever thread made them and
+    that, tables below 32 MiB came from the heap of whichever thread made them and
     stayed resident after their game: the soak measured +5 tables of idle RSS. A fixed threshold
     turns that adjustment off. False where the C library is not glibc (nothing to do there)."""
     try:

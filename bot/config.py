@@ -5,11 +5,13 @@ bounds; one generic loader walks the YAML against them. A bad file gives a `Conf
 message is one line naming the key, what was found and what is allowed (an unknown key suggests
 the nearest valid one), never a traceback.
 
-The token comes from the environment variable ``LICHESS_BOT_TOKEN`` (it wins) or from ``token:``
-in the file. `dump()` prints the effective settings with the token redacted.
+Where the settings come from (`load_settings()`): ``--config PATH``, else the file named by the
+environment variable ``BOT_CONFIG``, else the YAML text in ``BOT_CONFIG_YAML`` (a dyno's config var),
+else ``config.yml`` if it exists, else the defaults. The token comes from ``LICHESS_BOT_TOKEN`` (it
+wins) or from ``token:``. `dump()` prints the effective settings with the token redacted.
 
-`config_from_dict()` checks every value and the rules between keys; `load_config()` adds, when there
-is a token, the checks that concern the server at `url` (Lichess' 7 s stream keep-alive), so tests
+`config_from_dict()` checks every value and the rules between keys; `config_from_text()` adds, when
+there is a token, the checks that concern the server at `url` (Lichess' 7 s stream keep-alive), so tests
 may give the local sandbox shorter timeouts.
 """
 
@@ -30,6 +32,9 @@ from urllib.parse import urlsplit
 import yaml
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
+CONFIG_PATH_ENV = "BOT_CONFIG"        # a YAML file's path
+CONFIG_YAML_ENV = "BOT_CONFIG_YAML"   # the YAML itself (a dyno's config var)
+DEFAULT_CONFIG = "config.yml"
 DEFAULT_URL = "https://lichess.org"
 
 # What the engine can play. Lichess sends a FEN for fromPosition games; chess960 castling and the
@@ -49,6 +54,11 @@ MAX_NODES = 10**12
 
 # One hash entry of the engine's table, in bytes (docs/CONTRACTS.md: 2**bits entries of 12 bytes).
 HASH_ENTRY_BYTES = 12
+MIN_HASH_BITS = 14  # the smallest table a game gets: 2**14 entries, 192 KiB
+MAX_HASH_BITS = 30  # the engine's largest (12 GiB)
+MAX_HASH_TOTAL_MB = 1 << 20
+# Keys that changed meaning: an old file gets this instead of a bare "unknown key".
+RENAMED = {"engine.hash_mb": "engine.hash_total_mb (the hash budget of all games together, not per game)"}
 
 
 class ConfigError(ValueError):
@@ -64,13 +74,11 @@ def _opt(default: Any, help: str, **rules: Any) -> Any:
 
 @dataclass
 class EngineConfig:
-    hash_mb: int = _opt(64, "hash table per game, MiB (rounded down to a power of two entries)",
-                        lo=1, hi=4096)
-
-    @property
-    def hash_bits(self) -> int:
-        """The engine's `hash_bits`: the largest table of 12-byte entries within `hash_mb`."""
-        return max(10, int(math.log2(self.hash_mb * 2**20 / HASH_ENTRY_BYTES)))
+    hash_total_mb: int = _opt(64, "hash tables of all games together, MiB: each of challenge.concurrency "
+                              "games gets an equal share, rounded down to a power of two entries",
+                              lo=1, hi=MAX_HASH_TOTAL_MB)
+    memory_limit_mb: int | None = _opt(None, "memory the bot may use, MiB; null = the container's limit "
+                                       "(a dyno's size) when there is one", lo=64, hi=MAX_HASH_TOTAL_MB)
 
 
 @dataclass
@@ -166,33 +174,74 @@ class Config:
     draw: DrawConfig = field(default_factory=DrawConfig)
     resign: ResignConfig = field(default_factory=ResignConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
-    # Not a key: where the token came from ("env", "file" or ""), for the redacted dump.
+    # Not keys: where the token came from ("env", "file" or "") and where the settings came from (a
+    # path, an environment variable or ""), for the redacted dump.
     token_source: str = field(default="", metadata={"internal": True})
+    source: str = field(default="", compare=False, metadata={"internal": True})
+
+    @property
+    def hash_bits(self) -> int:
+        """Each game's table: the largest power of two of 12-byte entries within its share of
+        engine.hash_total_mb (the budget of all challenge.concurrency games together)."""
+        share = self.engine.hash_total_mb * 2**20 // self.challenge.concurrency
+        return min(MAX_HASH_BITS, (share // HASH_ENTRY_BYTES).bit_length() - 1)
+
+    @property
+    def table_bytes(self) -> int:
+        return HASH_ENTRY_BYTES << self.hash_bits
 
 
 # ---------------------------------------------------------------- loading
 
 
+def load_settings(cli_path: str | None = None, env: typing.Mapping[str, str] | None = None,
+                  cwd: str | Path = ".") -> Config:
+    """The bot's settings, from the first of: `--config PATH`; the file named by BOT_CONFIG; the YAML
+    text in BOT_CONFIG_YAML (for platforms configured by environment variables, such as a dyno's
+    config vars); config.yml in `cwd`; the defaults. The token from LICHESS_BOT_TOKEN wins in each."""
+    env = os.environ if env is None else env
+    if cli_path is not None:
+        return load_config(cli_path, env)
+    path_var, text_var = env.get(CONFIG_PATH_ENV, "").strip(), env.get(CONFIG_YAML_ENV, "")
+    if path_var and text_var.strip():
+        raise ConfigError(f"{CONFIG_PATH_ENV} and {CONFIG_YAML_ENV} are both set; set one of them: a YAML "
+                          f"file's path or the YAML itself")
+    if path_var:
+        cfg = load_config(path_var, env)
+        cfg.source = f"{path_var} (from {CONFIG_PATH_ENV})"
+        return cfg
+    if text_var.strip():
+        return config_from_text(text_var, CONFIG_YAML_ENV, env)
+    default = Path(cwd) / DEFAULT_CONFIG
+    return load_config(default if default.exists() else None, env)
+
+
 def load_config(path: str | Path | None, env: typing.Mapping[str, str] | None = None) -> Config:
     """Read and check a config file (None = defaults only) and apply the token from the environment."""
-    data: Any = {}
-    if path is not None:
-        p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"{p}: cannot read the config file: {e.strerror}") from None
-        except UnicodeDecodeError as e:
-            raise ConfigError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            where = getattr(e, "problem_mark", None)
-            line = f" at line {where.line + 1}" if where is not None else ""
-            problem = getattr(e, "problem", None) or "not valid YAML"
-            raise ConfigError(f"{p}: {problem}{line}") from None
-        if data is None:
-            data = {}
+    if path is None:
+        return config_from_text("", "", env)
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"{p}: cannot read the config file: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{p}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    return config_from_text(text, str(path), env)
+
+
+def config_from_text(text: str, label: str, env: typing.Mapping[str, str] | None = None) -> Config:
+    """Check YAML text; `label` (a path, an environment variable's name, "" for the defaults) starts
+    every error message."""
+    try:
+        data = yaml.safe_load(text) if text else {}
+    except yaml.YAMLError as e:
+        where = getattr(e, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
+        problem = getattr(e, "problem", None) or "not valid YAML"
+        raise ConfigError(f"{label}: {problem}{line}") from None
+    if data is None:
+        data = {}
     env = os.environ if env is None else env
     try:
         cfg = config_from_dict(data)
@@ -205,7 +254,8 @@ def load_config(path: str | Path | None, env: typing.Mapping[str, str] | None = 
         if cfg.token:  # without one the bot plays the sandbox demo: `url` is not used
             _check_server(cfg)
     except ConfigError as e:
-        raise ConfigError(f"{path}: {e}" if path is not None else str(e)) from None
+        raise ConfigError(f"{label}: {e}" if label else str(e)) from None
+    cfg.source = label
     return cfg
 
 
@@ -241,6 +291,8 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if not f.metadata.get("internal")}
     for key in data:
+        if f"{prefix}{key}" in RENAMED:
+            raise ConfigError(f"'{prefix}{key}' is now {RENAMED[f'{prefix}{key}']}; rename it")
         if key not in fields:
             near = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f" (did you mean '{prefix}{near[0]}'?)" if near else ""
@@ -308,6 +360,12 @@ def _scalar(value: Any, tp: type, rules: typing.Mapping[str, Any], key: str) -> 
 def _check_relations(cfg: Config) -> None:
     """Rules that involve more than one key."""
     c, t = cfg.challenge, cfg.time
+    if cfg.hash_bits < MIN_HASH_BITS:
+        need = math.ceil(c.concurrency * HASH_ENTRY_BYTES * 2**MIN_HASH_BITS / 2**20)
+        raise ConfigError(f"engine.hash_total_mb: {cfg.engine.hash_total_mb} MiB shared by "
+                          f"challenge.concurrency {c.concurrency} games is below the smallest table per game "
+                          f"({HASH_ENTRY_BYTES * 2**MIN_HASH_BITS // 1024} KiB); use engine.hash_total_mb "
+                          f"{need} or more, or fewer games")
     for lo_key, hi_key in (("min_base_s", "max_base_s"), ("min_increment_s", "max_increment_s"),
                            ("min_days", "max_days")):
         if getattr(c, lo_key) > getattr(c, hi_key):
@@ -382,6 +440,7 @@ def as_dict(cfg: Config) -> dict[str, Any]:
     """The effective settings with the token redacted (what check-config prints)."""
     out = dataclasses.asdict(cfg)
     out.pop("token_source")
+    out.pop("source")
     out["token"] = redacted(cfg.token)
     return out
 
@@ -392,4 +451,4 @@ def dump(cfg: Config) -> str:
               "": "not set: `python -m bot` would play one demo game in the local sandbox, not on "
                   f"{cfg.url}"}[cfg.token_source]
     text = yaml.safe_dump(as_dict(cfg), sort_keys=False, default_flow_style=None, width=100)
-    return f"# token: {source}\n{text}"
+    return f"# settings: {cfg.source or 'the defaults'}\n# token: {source}\n{text}"

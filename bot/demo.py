@@ -98,7 +98,7 @@ def _run(runner: Runner) -> None:
 def _demo_config(cfg: Config, url: str) -> Config:
     """The user's settings, pointed at the sandbox, with a policy that takes the demo's challenge."""
     challenge = ChallengeConfig()  # the defaults accept the demo's casual 1+1 challenge from a bot
-    engine = dataclasses.replace(cfg.engine, hash_mb=min(cfg.engine.hash_mb, 16))
+    engine = dataclasses.replace(cfg.engine, hash_total_mb=min(cfg.engine.hash_total_mb, 16))
     # A short think keeps the demo game to well under a minute.
     time_cfg = dataclasses.replace(cfg.time, max_think_ms=min(cfg.time.max_think_ms, 300),
                                    min_think_ms=min(cfg.time.min_think_ms, 300))

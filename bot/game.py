@@ -56,10 +56,12 @@ class Game:
 
     def __init__(self, game_id: str, li: Lichess, cfg: Config, me: str,
                  new_engine: Callable[[], EngineLike], shutdown: threading.Event,
-                 on_end: Callable[[Game], None] | None = None):
+                 on_end: Callable[[Game], None] | None = None,
+                 give_back: Callable[[EngineLike], None] | None = None):
         self.id = game_id
         self.li, self.cfg, self.me = li, cfg, me.lower()
         self._new_engine = new_engine
+        self._give_back = give_back  # returns the engine's hash table to the runner's pool
         self._shutdown = shutdown
         self._on_end = on_end
         self.finished = threading.Event()  # the server said the game is over
@@ -131,13 +133,18 @@ class Game:
             log.exception("game %s: unexpected error; leaving the game", self.id)
         finally:
             self._cancel_timers()
-            # The hash table is most of our memory: free it with the game. The position holds the
-            # engine too, and the runner keeps finished games around (its `finished` list).
-            self.engine = None
-            self.position = None
+            self._drop_engine()
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             if self._on_end is not None:
                 self._on_end(self)
+
+    def _drop_engine(self) -> None:
+        """Let go of the engine and its hash table (most of our memory): back to the pool it came
+        from, or to the garbage collector. The position holds the engine too, and the runner keeps
+        finished games around (its `finished` list)."""
+        engine, self.engine, self.position = self.engine, None, None
+        if engine is not None and self._give_back is not None:
+            self._give_back(engine)
 
     def server_finished(self) -> None:
         """The event stream's gameFinish. The game stream still brings the final state (result,
@@ -238,7 +245,9 @@ class Game:
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
         if status not in LIVE:
-            self._game_over(status[:40], state.get("winner"))
+            moves = state.get("moves")  # the final move is in this state only: count it
+            plies = len(moves.split()) if isinstance(moves, str) else None
+            self._game_over(status[:40], state.get("winner"), plies)
             return
         if not self._playable or self.position is None:
             return  # no gameFull yet, or a game we cannot play
@@ -459,25 +468,25 @@ class Game:
             except LichessError as e:
                 log.warning("game %s: resign failed: %s", self.id, e)
 
-    def _game_over(self, status: str, winner: str | None) -> None:
+    def _game_over(self, status: str, winner: str | None, plies: int | None) -> None:
         self.status, self.winner = status, winner
+        self.finished.set()  # now, not after the goodbye: a shutdown meanwhile must not count it as running
         if winner is None:
             outcome = "no winner"
         else:
             outcome = "we won" if winner == chess.COLOR_NAMES[self.color] else "we lost"
-        plies = self.position.ply if self.position else 0
+        if plies is None:
+            plies = self.position.ply if self.position else 0
         overheads = [latency - think for latency, think in self.move_stats]
         log.info("game %s: over: %s, %s (%d plies; overhead beyond the search: median %.1f, max %.1f ms)",
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
         # once, and the goodbye below can take seconds of retries.
         self._cancel_timers()
-        self.engine = None
-        self.position = None
+        self._drop_engine()
         if not self._said_goodbye and status not in ("aborted", "noStart"):
             self._said_goodbye = True
             self._say(self.cfg.game.goodbye)
-        self.finished.set()
         self._stream_stop.set()
 
     def _cancel_timers(self) -> None:

@@ -25,7 +25,9 @@ from bot.challenges import Decision, decide, describe
 from bot.config import Config
 from bot.game import Game
 from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped, TransientError
+from bot.memory import MemoryPlan
 from bot.position import EngineLike
+from bot.tables import TablePool
 
 log = logging.getLogger(__name__)
 
@@ -91,24 +93,17 @@ class Slots:
                 del self._held[gid]
 
 
-def default_engine_factory(cfg: Config) -> Callable[[], EngineLike]:
-    def make() -> EngineLike:
-        from engine import Engine  # numba loads here, not when the config is checked
-
-        return Engine(hash_bits=cfg.engine.hash_bits)
-
-    return make
-
-
 class Runner:
     """The bot. `run()` returns the exit code; `request_stop()` (any thread, signal handlers) ends it."""
 
     def __init__(self, cfg: Config, *, new_engine: Callable[[], EngineLike] | None = None,
-                 max_games: int | None = None, warm_up: bool = True):
+                 max_games: int | None = None, warm_up: bool = True, memory_plan: MemoryPlan | None = None):
         self.cfg = cfg
+        self.memory_plan = memory_plan
         self.stop = threading.Event()
         self.li = Lichess(cfg.token, cfg.url, cfg.network, stop=self.stop)
-        self.new_engine = new_engine or default_engine_factory(cfg)
+        self.new_engine = new_engine  # None: engines on the tables of `self.tables`, made by run()
+        self.tables: TablePool | None = None
         self.max_games = max_games
         self.warm_up = warm_up
         self.slots = Slots(cfg.challenge.concurrency)
@@ -137,8 +132,14 @@ class Runner:
         """Play until stopped. Raises StartupError for a bad token or a non-bot account."""
         if self.check_account() is None:
             return self.exit_code  # stopped while the server was unreachable
+        log.info("settings: %s%s", self.cfg.source or "the defaults",
+                 f"; memory: {self.memory_plan.describe()}" if self.memory_plan else "")
+        # Nothing that can accept a challenge or make a move starts before the search is compiled
+        # and every game's hash table is allocated and touched.
         if self.warm_up:
             self._warm_up_engine()
+        if self.new_engine is None:
+            self._make_tables()
         if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
             return self.exit_code
         self._resume_games()
@@ -179,12 +180,22 @@ class Runner:
     def _warm_up_engine(self) -> None:
         """Load (or compile) the search now, not inside the first move's time budget."""
         started = time.monotonic()
-        from engine import Engine  # loading numba and the cached search is most of the time
+        import engine  # loading numba and the compiled search is most of the time
+        from engine import search
 
-        eng = Engine(hash_bits=12)  # small: only the compiled code matters here
-        eng.new_game()
+        eng = engine.Engine(hash_bits=12)  # small: only the compiled code matters here
         eng.think(max_depth=1)
-        log.info("engine ready in %.1f s", time.monotonic() - started)
+        how = ("loaded from numba's cache" if engine.compiled_from_cache() else
+               "compiled now: no cache for this source and CPU yet (it is saved for the next start)")
+        log.info("engine ready in %.1f s (search %s in %.1f s; cache %s)", time.monotonic() - started, how,
+                 search.LOAD_SECONDS, engine.cache_location())
+
+    def _make_tables(self) -> None:
+        started = time.monotonic()
+        self.tables = TablePool(self.cfg.challenge.concurrency, self.cfg.hash_bits)
+        log.info("hash tables ready in %.2f s: %d x %g MiB (engine.hash_total_mb %d over %d game(s))",
+                 time.monotonic() - started, self.cfg.challenge.concurrency, self.cfg.table_bytes / 2**20,
+                 self.cfg.engine.hash_total_mb, self.cfg.challenge.concurrency)
 
     def _resume_games(self) -> None:
         try:
@@ -352,7 +363,12 @@ class Runner:
             if existing is not None and existing.alive:
                 return
             self.slots.hold(gid)
-            game = Game(gid, self.li, self.cfg, self.me, self.new_engine, self.stop, on_end=self._game_ended)
+            new_engine, give_back = self.new_engine, None
+            if new_engine is None:
+                assert self.tables is not None, "run() makes the tables before any game starts"
+                new_engine, give_back = self.tables.engine, self.tables.give_back
+            game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
+                        give_back=give_back)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from bot.config import HASH_ENTRY_BYTES, EngineConfig
+from bot.config import config_from_dict
 from bot.sandbox import EngineOpponent, Opponent, RandomOpponent, Sandbox
 from bot.sandbox.chaos import Chaos, ChaosConfig, RateLimitCheck, check_rate_limits
 
@@ -70,7 +70,7 @@ class SoakOptions:
     keepalive_s: float = 0.5            # the sandbox's stream keep-alive
     rate_limit_pause_s: float = 1.0     # the bot's network.rate_limit_pause_s (minimum 429 pause)
     retry_after_s: int = 2
-    hash_mb: int = 16
+    hash_total_mb: int = 32           # engine.hash_total_mb: all games' tables together
     max_minutes: float | None = None    # stop challenging after this; games in progress still finish
     workdir: Path | None = None         # where the config and the bot's log go (default: a temp dir)
     bot_config: dict[str, Any] = field(default_factory=dict)  # extra config sections
@@ -325,7 +325,7 @@ def write_config(path: Path, sb: Sandbox, opts: SoakOptions) -> Path:
         "url": sb.url,
         "token": sb.token,
         "log_level": "INFO",
-        "engine": {"hash_mb": opts.hash_mb},
+        "engine": {"hash_total_mb": opts.hash_total_mb},
         "challenge": {"concurrency": opts.concurrency},
         "network": {"read_timeout_s": opts.read_timeout_s, "connect_timeout_s": 2.0, "backoff_base_s": 0.1,
                     "backoff_max_s": 2.0, "rate_limit_pause_s": opts.rate_limit_pause_s, "retries": 3},
@@ -355,7 +355,8 @@ def _castled(moves: list[str]) -> bool:
 def run(opts: SoakOptions, command: str = "") -> SoakReport:
     say = opts.progress or (lambda _msg: None)
     report = SoakReport(options=opts, date=dt.date.today().isoformat(), command=command)
-    report.hash_bytes = HASH_ENTRY_BYTES * 2 ** EngineConfig(hash_mb=opts.hash_mb).hash_bits
+    report.hash_bytes = config_from_dict({"engine": {"hash_total_mb": opts.hash_total_mb},
+                                          "challenge": {"concurrency": opts.concurrency}}).table_bytes
     tmp = None
     if opts.workdir is None:
         tmp = tempfile.TemporaryDirectory(prefix="umax-soak-")
@@ -535,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opponent", choices=["engine", "random"], default="engine")
     ap.add_argument("--opponent-nodes", type=int, default=2000)
     ap.add_argument("--restart-every", type=float, default=90.0, help="sandbox restart period, s (0 = none)")
-    ap.add_argument("--hash-mb", type=int, default=16)
+    ap.add_argument("--hash-total-mb", type=int, default=32, help="engine.hash_total_mb")
     ap.add_argument("--max-minutes", type=float, help="stop challenging after this long")
     ap.add_argument("--workdir", type=Path, help="keep the config and the bot's log here")
     ap.add_argument("--markdown", type=Path, help="also write the table as markdown to this file")
@@ -545,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = SoakOptions(games=args.games, concurrency=args.concurrency, tcs=_tcs(args.tc),
                        fault_rate=args.fault_rate, seed=args.seed, opponent=args.opponent,
                        opponent_nodes=args.opponent_nodes, restart_every_s=args.restart_every or None,
-                       hash_mb=args.hash_mb, max_minutes=args.max_minutes, workdir=args.workdir,
+                       hash_total_mb=args.hash_total_mb, max_minutes=args.max_minutes, workdir=args.workdir,
                        progress=None if args.quiet else lambda m: print(m, flush=True))
     command = "python -m bot.soak " + " ".join(argv if argv is not None else sys.argv[1:])
     report = run(opts, command)

@@ -15,6 +15,7 @@ words, globals) and translates its outputs.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -49,7 +50,8 @@ from engine.search import (
     I,
 )
 
-__all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync"]
+__all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync", "new_table", "compiled_from_cache",
+           "cache_location"]
 
 NO_LIMIT = 1 << 62
 
@@ -85,6 +87,27 @@ class SearchResult:
         return self.nodes / (self.time_ms / 1000.0) if self.time_ms > 0 else 0.0
 
 
+def new_table(hash_bits: int) -> np.ndarray:
+    """A hash table of 2**hash_bits entries of 12 bytes, every page touched now, so neither the first
+    move's budget nor a later game is spent committing memory."""
+    if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
+        raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
+    table = np.empty(1 << hash_bits, dtype=HASH_DTYPE)
+    table.view(np.uint8)[:] = 0
+    return table
+
+
+def compiled_from_cache() -> bool:
+    """True when this process loaded the search from numba's cache rather than compiling it. The
+    search is compiled (or loaded) when engine.search is imported: its signature is explicit."""
+    return bool(sum(D.stats.cache_hits.values())) and not sum(D.stats.cache_misses.values())
+
+
+def cache_location() -> str:
+    """Where numba keeps the compiled search: NUMBA_CACHE_DIR if set, else beside the source."""
+    return os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(__file__), "__pycache__")
+
+
 def _is_initial(fen: str) -> bool:
     """True for the standard initial position (move counters aside): it starts as the original does."""
     try:
@@ -106,19 +129,24 @@ class Engine:
     Not shared between threads except for ``stop()``; each concurrent game has its own Engine.
     """
 
-    def __init__(self, hash_bits: int = 24, key_table: object = None) -> None:
+    def __init__(self, hash_bits: int = 24, key_table: object = None,
+                 table: np.ndarray | None = None) -> None:
+        """A new engine with a table of 2**hash_bits entries, or on `table` (from `new_table()`, maybe
+        used by an earlier game: it is cleared here, so one table can serve game after game)."""
+        if table is not None:
+            if table.dtype != HASH_DTYPE or table.ndim != 1 or table.size & (table.size - 1):
+                raise ValueError("table must be a 1-D array of HASH_DTYPE from new_table()")
+            hash_bits = table.size.bit_length() - 1
         if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
             raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
         self.hash_bits = hash_bits
         self._words = key_words(key_table)
-        # Allocate and touch every page now, so the first move's budget is not spent committing memory.
-        self._hash = np.empty(1 << hash_bits, dtype=HASH_DTYPE)
-        self._hash.view(np.uint8)[:] = 0
+        self._hash = new_table(hash_bits) if table is None else table
         self._g = np.zeros(G_SIZE, dtype=np.int64)
         self._b = bd.initial_board()
         self._lock = threading.Lock()
         self._board = chess.Board()
-        self._table_used = False
+        self._table_used = table is not None  # a lent table may hold an earlier game: new_game() clears it
         self.refused_legal_moves = 0  # legal moves the search would not play (see play()); expected 0
         self.moves: list[str] = []
         self.new_game()
@@ -126,6 +154,11 @@ class Engine:
     @property
     def hash_bytes(self) -> int:
         return self._hash.nbytes
+
+    @property
+    def table(self) -> np.ndarray:
+        """The hash table, to lend to a later Engine when this one's game is over."""
+        return self._hash
 
     # ----------------------------------------------------------------- game set-up
     def new_game(self, fen: str | None = None) -> None:

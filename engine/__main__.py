@@ -3,7 +3,9 @@
 - ``uci`` (the default when no sub-command is given, as a GUI starts an engine): the UCI front-end,
   ``engine/uci.py``;
 - ``match ...``: a match between two engines, ``engine/match.py`` (``--help`` for its options);
-- ``bench ...``: the benchmark, ``engine/bench.py``.
+- ``bench ...``: the benchmark, ``engine/bench.py``;
+- ``compile``: compile the search into numba's cache now and say where it went (a build step, e.g.
+  Heroku's ``bin/post_compile``, so that the process that plays only loads it).
 
 Each sub-command's module is imported only when it is chosen.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m engine [uci | match [options] | bench [options]]   (default: uci)"
+USAGE = "usage: python -m engine [uci | match [options] | bench [options] | compile]   (default: uci)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,11 +38,22 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         sys.argv = [f"{sys.argv[0]} bench", *rest]   # bench parses sys.argv itself, whatever its signature
         return bench.main() or 0
+    if command == "compile":
+        return _compile()
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0
     print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
     return 2
+
+
+def _compile() -> int:
+    import engine
+    from engine import search
+
+    how = "loaded from the cache" if engine.compiled_from_cache() else "compiled"
+    print(f"engine search {how} in {search.LOAD_SECONDS:.1f} s; numba cache: {engine.cache_location()}")
+    return 0
 
 
 if __name__ == "__main__":

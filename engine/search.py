@@ -35,10 +35,14 @@ key words are unaligned int32 reads of the signed-char table (precomputed in ``k
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit, types
+import time
 
-from engine.board import BACK_RANK, PIECE_VALUE
+_IMPORT_STARTED = time.perf_counter()
+
+import numpy as np  # noqa: E402 - after the clock read: loading numba is part of the start-up measured
+from numba import njit, types  # noqa: E402
+
+from engine.board import BACK_RANK, PIECE_VALUE  # noqa: E402
 
 M = 136     # 0x88: off-board bits
 S = 128     # "no square", and the "try first" bit
@@ -329,3 +333,8 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
     g[G_K] = k ^ 24                                # change sides back
     m += int(m < e)                                # delayed-loss bonus
     return m
+
+
+# Seconds this module took to import: loading numba, then compiling the search (or loading it from
+# numba's cache; the signature is explicit, so that happens here, not at the first call).
+LOAD_SECONDS = time.perf_counter() - _IMPORT_STARTED

@@ -37,10 +37,36 @@ def test_example_file_shows_exactly_the_defaults():
             assert set(example[key]) == set(value), key
 
 
-def test_hash_bits_from_megabytes():
-    assert config_from_dict({"engine": {"hash_mb": 48}}).engine.hash_bits == 22  # 2**22 * 12 B = 48 MiB
-    assert config_from_dict({"engine": {"hash_mb": 64}}).engine.hash_bits == 22
-    assert config_from_dict({"engine": {"hash_mb": 192}}).engine.hash_bits == 24
+@pytest.mark.parametrize("total_mb, games, bits", [
+    (48, 1, 22),    # 2**22 entries of 12 B = 48 MiB exactly
+    (64, 1, 22),    # rounded down to a power of two entries
+    (192, 1, 24),
+    (64, 2, 21),    # the budget is for all games together: 32 MiB each -> 24 MiB tables
+    (96, 2, 22),
+    (1, 4, 14),     # 256 KiB each -> the smallest table, 192 KiB
+])
+def test_hash_budget_is_split_across_games(total_mb, games, bits):
+    cfg = config_from_dict({"engine": {"hash_total_mb": total_mb}, "challenge": {"concurrency": games}})
+    assert cfg.hash_bits == bits
+    assert cfg.table_bytes == 12 << bits
+    assert games * cfg.table_bytes <= total_mb * 2**20
+
+
+def test_too_small_a_share_is_refused_with_the_keys_and_the_way_out():
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({"engine": {"hash_total_mb": 1}, "challenge": {"concurrency": 8}})
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert "engine.hash_total_mb" in msg and "challenge.concurrency 8" in msg and "192 KiB" in msg
+    assert "use engine.hash_total_mb 2 or more" in msg
+    config_from_dict({"engine": {"hash_total_mb": 2}, "challenge": {"concurrency": 8}})  # the advice works
+
+
+def test_the_old_per_game_key_says_what_it_became():
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({"engine": {"hash_mb": 64}})
+    assert "'engine.hash_mb' is now engine.hash_total_mb" in str(e.value)
+    assert "all games together" in str(e.value)
 
 
 @pytest.mark.parametrize("data, words", [

@@ -28,7 +28,7 @@ from bot.sandbox import (
 pytestmark = pytest.mark.slow
 
 BASE: dict[str, Any] = {
-    "engine": {"hash_mb": 1},
+    "engine": {"hash_total_mb": 1},
     "time": {"fixed_nodes": 1500, "move_overhead_ms": 100, "correspondence_movetime_ms": 200},
     "game": {"greeting": "Hi {opponent}, I am {me}", "goodbye": "Bye {opponent}", "abort_after_s": 30},
     "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5, "rate_limit_pause_s": 2,

@@ -41,7 +41,7 @@ def sb():
 
 
 def make_game(sb: Sandbox, gid: str, **draw: Any) -> Game:
-    cfg = config_from_dict({"token": sb.token, "url": sb.url, "engine": {"hash_mb": 1},
+    cfg = config_from_dict({"token": sb.token, "url": sb.url, "engine": {"hash_total_mb": 1},
                             "time": {"fixed_nodes": 1000},
                             "game": {"greeting": "", "goodbye": "", "abort_after_s": 0},
                             "network": {"backoff_base_s": 0.05, "retries": 1}, "draw": draw})

@@ -27,7 +27,7 @@ SECRET = "lip_S3cretTokenValue42"
 
 def write_config(tmp_path: Path, sb: Sandbox | None, **sections) -> Path:
     data = {
-        "engine": {"hash_mb": 1},
+        "engine": {"hash_total_mb": 1},
         "time": {"fixed_nodes": 1500},
         "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5},
         "game": {"abort_after_s": 0},

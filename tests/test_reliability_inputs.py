@@ -48,7 +48,8 @@ CASES = [
          ("'challenge.concurency'", "did you mean 'challenge.concurrency'?")),
     Case("unknown key, nested, unit missing", "time:\n  move_overhead: 300\n",
          ("'time.move_overhead'", "did you mean 'time.move_overhead_ms'?")),
-    Case("text for a number", "engine:\n  hash_mb: 64MB\n", ("engine.hash_mb", "whole number", "'64MB'")),
+    Case("text for a number", "engine:\n  hash_total_mb: 64MB\n",
+         ("engine.hash_total_mb", "whole number", "'64MB'")),
     Case("fraction for a whole number", "challenge:\n  concurrency: 1.5\n",
          ("challenge.concurrency", "whole number", "1.5")),
     Case("number for a list", "challenge:\n  variants: 5\n", ("challenge.variants", "a list", "got 5")),
@@ -101,6 +102,14 @@ CASES = [
     Case("token given, url without a host", "token: lip_example\nurl: https://\n", ("url:", "'https://'")),
     Case("read timeout below Lichess' keep-alive", "token: lip_example\nnetwork:\n  read_timeout_s: 5\n",
          ("network.read_timeout_s", "7 s", "keep-alive")),
+    Case("the per-game hash key of older versions", "engine:\n  hash_mb: 64\n",
+         ("'engine.hash_mb' is now engine.hash_total_mb", "all games together")),
+    Case("hash budget too small for the games", "engine:\n  hash_total_mb: 1\nchallenge:\n  concurrency: 8\n",
+         ("engine.hash_total_mb", "challenge.concurrency 8", "use engine.hash_total_mb 2 or more")),
+    Case("hash tables over the memory limit", "engine:\n  hash_total_mb: 512\n  memory_limit_mb: 512\n",
+         ("engine.hash_total_mb: 512 MiB", "512 MiB memory limit", "use engine.hash_total_mb")),
+    Case("memory limit below the bot itself", "engine:\n  memory_limit_mb: 128\n",
+         ("128 MiB memory limit", "fewer games or a larger machine")),
     Case("token with a space in it", "token: lip_abc def\n", ("token:", "spaces")),
     Case("token variable with a line break", "url: https://lichess.org\n", (TOKEN_ENV, "line breaks"),
          env=((TOKEN_ENV, "lip_abc\ndef"),),
@@ -205,9 +214,11 @@ def test_missing_token_check_config_says_so_and_passes(tmp_path):
     (tmp_path / CONFIG).write_text("challenge:\n  concurrency: 2\n")
     code, out, err = run_in_process(tmp_path, ["check-config", "--config", CONFIG])
     assert (code, err) == (0, "")
-    first = out.splitlines()[0]
-    assert first.startswith("# token: not set") and "demo game in the local sandbox" in first
+    settings, token = out.splitlines()[:2]
+    assert settings == f"# settings: {CONFIG}"
+    assert token.startswith("# token: not set") and "demo game in the local sandbox" in token
     assert "token: <none>" in out and "concurrency: 2" in out
+    assert out.splitlines()[-1].startswith("# memory: 2 game(s) x 24 MiB hash table")
 
 
 def test_missing_token_upgrade_is_one_line_exit_2(tmp_path):
@@ -246,7 +257,7 @@ def test_token_from_the_environment_is_checked_but_never_shown(tmp_path):
     code, out, err = run_in_process(tmp_path, ["check-config", "--config", CONFIG],
                                     {TOKEN_ENV: "  lip_fromTheEnvironment\n"})
     assert (code, err) == (0, "")
-    assert out.splitlines()[0] == f"# token: from {TOKEN_ENV}"
+    assert out.splitlines()[1] == f"# token: from {TOKEN_ENV}"
     assert "lip_fromTheEnvironment" not in out
 
 

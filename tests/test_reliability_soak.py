@@ -53,7 +53,7 @@ def fixed_faults(sb: Sandbox) -> None:
 def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
     opts = SoakOptions(games=6, concurrency=2, tcs=((20, 1), (30, 0)), fault_rate=0.08, seed=7,
                        opponent="random", opponent_think_s=0.05, restart_every_s=12.0,
-                       restart_downtime_s=(1.0, 2.0), hash_mb=16, workdir=tmp_path, setup=fixed_faults)
+                       restart_downtime_s=(1.0, 2.0), hash_total_mb=32, workdir=tmp_path, setup=fixed_faults)
     started = time.monotonic()
     report = run(opts, command="tests/test_reliability_soak.py")
     table = report.table()
@@ -314,7 +314,7 @@ def test_a_finished_game_lets_go_of_its_hash_table(sandbox, bot_for):
     """Soak finding 2: the runner keeps finished games (its `finished` list) and each held its
     position, which held the engine and its hash table: +48 MiB of RSS per game played with the
     default 64 MB, until the process ran out of memory."""
-    bot = bot_for(engine={"hash_mb": 4})
+    bot = bot_for(engine={"hash_total_mb": 4})
     refs = []
     for seed in (1, 2):
         gid = sandbox.start_game(RandomOpponent(seed=seed, think_s=0.0), bot_color="white", clock=(120, 1))

@@ -332,7 +332,7 @@ def records():
     logger.setLevel(old_level)
 
 
-CFG = config_from_dict({"engine": {"hash_mb": 1},
+CFG = config_from_dict({"engine": {"hash_total_mb": 1},
                         "time": {"fixed_nodes": 200, "move_overhead_ms": 50, "correspondence_movetime_ms": 50,
                                  "correspondence_nodes": 200},
                         "game": {"abort_after_s": 0}})
@@ -755,7 +755,7 @@ def test_odd_account_and_playing_bodies_do_not_stop_the_start(records):
 # ---------------------------------------------------------------- end to end, through the sandbox
 
 E2E_CFG = {
-    "engine": {"hash_mb": 1},
+    "engine": {"hash_total_mb": 1},
     "time": {"fixed_nodes": 800, "move_overhead_ms": 100, "correspondence_movetime_ms": 200},
     "game": {"greeting": "Hi {opponent}", "goodbye": "Bye {opponent}", "abort_after_s": 30},
     "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.3, "retries": 2},

@@ -1,0 +1,63 @@
+"""The games' hash tables: allocated and touched once, at start-up, then lent to one game at a time.
+
+Allocating them before the first challenge is accepted means the memory budget is taken (and a
+machine too small for it shows) at start, not in the middle of a game; no game spends its first
+move's time committing pages; and the footprint stays flat however many games are played.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numba loads with the engine: only when the tables are made
+    import numpy as np
+
+    from engine import Engine
+
+log = logging.getLogger("bot.tables")
+
+
+class TablePool:
+    """`count` tables of 2**hash_bits entries. `engine()` lends one (inside a new Engine) and
+    `give_back()` returns it.
+
+    The runner frees a game's slot when the event stream says the game is over, which can come a
+    moment before that game's thread has let go of its table (its own stream may be reconnecting).
+    A new game then waits `wait_s` for a table; after that it gets an extra one, freed when returned,
+    rather than lose time on its clock.
+    """
+
+    def __init__(self, count: int, hash_bits: int, wait_s: float = 3.0) -> None:
+        from engine import new_table
+
+        self.hash_bits = hash_bits
+        self.wait_s = wait_s
+        self._free: list[np.ndarray] = [new_table(hash_bits) for _ in range(count)]
+        self._own = {id(t) for t in self._free}  # extras are not kept when given back
+        self._cv = threading.Condition()
+        self.extras = 0  # how many times a game needed an extra table
+
+    @property
+    def free(self) -> int:
+        with self._cv:
+            return len(self._free)
+
+    def engine(self) -> Engine:
+        from engine import Engine, new_table
+
+        with self._cv:
+            if self._cv.wait_for(lambda: self._free, timeout=self.wait_s):
+                return Engine(table=self._free.pop())
+            self.extras += 1
+        log.warning("no free hash table after %.0f s (a finished game still holds one); this game gets an "
+                    "extra table until one is given back", self.wait_s)
+        return Engine(table=new_table(self.hash_bits))
+
+    def give_back(self, engine: Engine) -> None:
+        table = engine.table
+        with self._cv:
+            if id(table) in self._own and all(t is not table for t in self._free):
+                self._free.append(table)
+                self._cv.notify()
