@@ -70,7 +70,7 @@ class SoakOptions:
     keepalive_s: float = 0.5            # the sandbox's stream keep-alive
     rate_limit_pause_s: float = 1.0     # the bot's network.rate_limit_pause_s (minimum 429 pause)
     retry_after_s: int = 2
-    hash_total_mb: int = 32           # engine.hash_total_mb: all games' tables together
+    hash_total_mb: int = 32             # engine.hash_total_mb: all games' tables together
     max_minutes: float | None = None    # stop challenging after this; games in progress still finish
     workdir: Path | None = None         # where the config and the bot's log go (default: a temp dir)
     bot_config: dict[str, Any] = field(default_factory=dict)  # extra config sections

@@ -141,9 +141,14 @@ def test_nothing_is_accepted_before_the_engine_and_the_tables_are_ready(tmp_path
         try:
             assert sb.wait_challenge_answered(cid, timeout=60) == "accepted"
             assert runner.tables is not None and runner.tables.hash_bits == 15  # 1 MiB over 2 games
+            assert sb.wait_game_over(sb.challenge(cid).game_id, timeout=120) != "started"
+            t.join(30)  # max_games=1: the runner stops by itself
+            assert not t.is_alive()
         finally:
             runner.request_stop("test over")
             t.join(30)
+    # The game's table went back to the pool: no extra one was made, both are free again.
+    assert (runner.tables.free, runner.tables.extras) == (2, 0)
     messages = [r.getMessage() for r in caplog.records]
     ready = next(i for i, m in enumerate(messages) if m.startswith("engine ready in"))
     tables = next(i for i, m in enumerate(messages) if m.startswith("hash tables ready in"))
