@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config import PLAYABLE_VARIANTS, SPEEDS, ChallengeConfig
+from engine.board import rules_board
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def describe(ch: dict[str, Any]) -> str:
 
 def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int) -> Decision:
     """Decide one incoming challenge. `games_in_progress` counts accepted and running games."""
-    for rule in (_users, _kind_of_player, _variant, _speed, _clock, _mode):
+    for rule in (_users, _kind_of_player, _variant, _position, _speed, _clock, _mode):
         verdict = rule(ch, cfg)
         if verdict is not None:
             return verdict
@@ -95,6 +96,28 @@ def _variant(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
         # "standard" tells the challenger: send me plain chess instead.
         return decline("standard", "challenge.variants", f"{key} is not accepted, standard is")
     return decline("variant", "challenge.variants", f"{key} is not in {cfg.variants}")
+
+
+def _position(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    """A "From Position" game must start from a position the engine can play: read as Lichess reads
+    it (castling rights of rooks off their corners included), and legal. Declined up front, since a
+    game accepted and then not played is lost on time."""
+    fen = ch.get("initialFen")
+    if fen in (None, "startpos"):
+        return None
+    why = None
+    try:
+        board = rules_board(fen) if isinstance(fen, str) else None
+        if board is None:
+            why = f"initialFen is not text: {repr(fen)[:40]}"
+        elif not board.is_valid():
+            why = f"the position is not legal ({board.status()!r})"
+    except ValueError as e:
+        why = f"unreadable FEN: {e}"
+    if why is None:
+        return None
+    reason = "standard" if "standard" in cfg.variants else "variant"
+    return decline(reason, "engine", f"{why}: {str(fen)[:90]}")
 
 
 def _speed(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:

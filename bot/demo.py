@@ -18,6 +18,7 @@ import chess
 
 from bot.config import ChallengeConfig, Config
 from bot.runner import Runner
+from engine.board import rules_board
 
 if TYPE_CHECKING:
     from bot.sandbox import GameInfo, Sandbox
@@ -71,7 +72,7 @@ def _follow(sb: Sandbox, gid: str, out: TextIO, timeout_s: float) -> str:
     """Print the moves as they are played, one full move per line, until the game is over."""
     deadline = time.monotonic() + timeout_s
     info = sb.game(gid)
-    board = chess.Board(info.initial_fen) if info.initial_fen else chess.Board()
+    board = rules_board(info.initial_fen)
     printed = 0
     while True:
         info = sb.game(gid)

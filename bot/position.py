@@ -1,10 +1,12 @@
 """Following the server's game: its move list -> a python-chess board and the engine's own game.
 
 The server is the authority. Its `moves` (every UCI move from the initial FEN) are replayed on a
-python-chess board, which takes castling as e1g1 or e1h1 and any promotion piece. The engine is fed
-only the new moves with `play()`, so its hash table and its draw locks follow the game; it is
-rebuilt (new_game + every move) only when the server's list is not an extension of what it has seen
-(a takeback, a refused move, a restart).
+python-chess board, which takes castling as e1g1 or e1h1 and any promotion piece. The board reads a
+FEN's castling rights as Lichess does (`engine.board.rules_board`): in a "From Position" game a
+right may belong to a rook off its corner, castled king-takes-rook (e1f1), and the engine follows
+that too. The engine is fed only the new moves with `play()`, so its hash table and its draw locks
+follow the game; it is rebuilt (new_game + every move) only when the server's list is not an
+extension of what it has seen (a takeback, a refused move, a restart).
 
 If the engine cannot follow at all (it refuses a move the rules allow, or a search fails), the game
 goes on anyway: the engine restarts from the current position's FEN (losing only its memory of
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import chess
+
+from engine.board import move_text, rules_board
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,7 @@ class GamePosition:
         self.initial_fen: str | None = None
         self.board = chess.Board()
         self._raw: list[str] = []  # the server's moves as sent (castling may be e1h1)
+        self.moves: list[str] = []  # the same moves as the engine writes them (`engine.board.move_text`)
         # The engine's game starts from `_base_fen`, reached after the first `len(_base_moves)`
         # moves of the game (none, unless it had to restart from a FEN).
         self._base_fen: str | None = None
@@ -68,7 +73,7 @@ class GamePosition:
         if initial_fen != self.initial_fen or not self._engine_valid:
             self.initial_fen = initial_fen
             self._rebuild_engine_from_start([])
-        self._raw, self.board = [], self._start_board()
+        self._raw, self.moves, self.board = [], [], self._start_board()
 
     @property
     def ply(self) -> int:
@@ -82,28 +87,28 @@ class GamePosition:
         """
         if not self._follow_board(raw_moves):
             return False
-        moves = [m.uci() for m in self.board.move_stack]
-        return self._follow_engine(moves, own_move_posted_at)
+        return self._follow_engine(list(self.moves), own_move_posted_at)
 
     def _start_board(self) -> chess.Board:
-        return chess.Board(self.initial_fen) if self.initial_fen else chess.Board()
+        return rules_board(self.initial_fen)
 
     def _follow_board(self, raw_moves: list[str]) -> bool:
-        board, raw = self.board, self._raw
+        board, raw, moves = self.board, self._raw, self.moves
         if raw_moves[:len(raw)] != raw:
-            board, raw = self._start_board(), []
-        board, raw = board.copy(), list(raw)
+            board, raw, moves = self._start_board(), [], []
+        board, raw, moves = board.copy(), list(raw), list(moves)
         try:
             for uci in raw_moves[len(raw):]:
-                move = board.parse_uci(uci)  # e1h1 -> e1g1; e7e8n stays a knight
+                move = board.parse_uci(uci)  # e1h1 or e1g1 for castling; e7e8n stays a knight
                 if not move:  # python-chess reads "0000" as a null move, which no game has
                     raise ValueError(f"null move {uci!r}")
+                moves.append(move_text(board, move))
                 board.push(move)
                 raw.append(uci)
         except ValueError as e:
             log.warning("%s: cannot follow the server's moves (%s)", self.label, e)
             return False
-        self.board, self._raw = board, raw
+        self.board, self._raw, self.moves = board, raw, moves
         return True
 
     def _follow_engine(self, moves: list[str], own_move_posted_at: int) -> bool:
@@ -127,7 +132,7 @@ class GamePosition:
     def engine_one_ahead(self) -> str | None:
         """The engine's last move when its game is the server's plus exactly that move (our own move,
         played by think(), that the server has not confirmed yet); otherwise None."""
-        moves = [m.uci() for m in self.board.move_stack]
+        moves = self.moves
         base = len(self._base_moves)
         if not self._engine_valid or moves[:base] != self._base_moves:
             return None
@@ -185,4 +190,4 @@ class GamePosition:
 
         best = max(value(m) for m in legal)
         move = random.choice([m for m in legal if value(m) == best])
-        return Fallback(move.uci(), time_ms=(time.monotonic() - started) * 1000)
+        return Fallback(move_text(self.board, move), time_ms=(time.monotonic() - started) * 1000)

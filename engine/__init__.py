@@ -176,7 +176,7 @@ class Engine:
             pos = bd.Position(b=bd.initial_board(), k=bd.BLACK, Q=0, O=0, R=0, J=0, Z=0)
         else:
             try:
-                board = chess.Board(fen)
+                board = bd.rules_board(fen)  # Chess960 mode when a right names a rook off its corner
             except ValueError as exc:
                 raise IllegalMove(f"unparsable FEN {fen!r}: {exc}") from None
             if not board.is_valid():
@@ -226,7 +226,11 @@ class Engine:
         # python-chess reads "e1g1q" as castling and drops the suffix: a suffix on a non-promotion is illegal
         if move is None or move == chess.Move.null() or (len(uci.strip()) == 5 and not move.promotion):
             raise IllegalMove(f"illegal or unparsable move {uci!r} in {self._board.fen()}")
-        x, y = bd.to88(move.from_square), bd.to88(move.to_square)
+        if not bd.umax_can_castle(self._board, move):
+            self._play_unknown_castling(move)
+            return
+        text = bd.move_text(self._board, move)  # castling as the king's step (e1g1), as the search has it
+        x, y = bd.parse_uci_squares(text)
         with self._lock:
             captured = int(self._b[y])
             g = self._g
@@ -238,13 +242,36 @@ class Engine:
             if played and move.promotion and move.promotion != chess.QUEEN:
                 self._underpromote(y, move.promotion, captured, r_before)
             self._board.push(move)
-            self.moves.append(move.uci())
+            self.moves.append(text)
             if not played:
                 # Never expected (tests/test_engine_oracle.py plays thousands of moves): the search did
                 # not play a legal move. A game must go on, so set the position up from the rules board,
                 # keeping the table (positions before this move keep their draw locks).
                 self.refused_legal_moves += 1
                 self._load(bd.position_from_board(self._board, self._words))
+
+    def _play_unknown_castling(self, move: chess.Move) -> None:
+        """A castling micro-Max cannot make (a "From Position" game's king castling with a rook off
+        its corner): done as the original does a game move, but outside the search. The position
+        before it is locked in the table as a draw (depth 99, score 0), as every game position is;
+        the position after it is set up from the rules board (keys, Q, O, R derived from it), and the
+        table keeps everything else it holds."""
+        with self._lock:
+            self._lock_game_position()
+            text = bd.move_text(self._board, move)
+            self._board.push(move)
+            self.moves.append(text)
+            self._load(bd.position_from_board(self._board, self._words))
+
+    def _lock_game_position(self) -> None:
+        """Mark the current position as part of the game's history: what D()'s root does to its own
+        hash entry when it plays a game move (the caller holds the lock)."""
+        g = self._g
+        entry = self._hash[(int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1)]
+        # X's flags 8 and 128 (the 0x88 bits, no move): the score holds as both bounds, so any window
+        # takes the draw, as in the entries the root leaves (its full-window iterations are exact).
+        entry["K"], entry["V"], entry["D"], entry["X"], entry["Y"] = int(g[G_Z]), 0, 99, -120, 0
+        self._table_used = True
 
     def _underpromote(self, y: int, piece: chess.PieceType, captured: int, r_before: int) -> None:
         """The original always makes a queen; put the chosen piece there and fix J, Z, Q and R to match."""
@@ -315,11 +342,14 @@ class Engine:
         last_rank = chess.square_rank(move.to_square) in (0, 7)
         if piece is not None and piece.piece_type == chess.PAWN and last_rank:
             move.promotion = chess.QUEEN
-        if not self._board.is_legal(move):
-            raise EngineDesync(f"the search played {move.uci()}, illegal in {self._board.fen()}")
+        try:  # parse_uci, not is_legal: a board in Chess960 mode knows castling as e1h1, not e1g1
+            move = self._board.parse_uci(move.uci())
+        except ValueError:
+            raise EngineDesync(f"the search played {move.uci()}, illegal in {self._board.fen()}") from None
+        text = bd.move_text(self._board, move)
         self._board.push(move)
-        self.moves.append(move.uci())
-        return move.uci()
+        self.moves.append(text)
+        return text
 
     def stop(self) -> None:
         """Ask a running ``think()`` (in another thread) to finish now and play its best move so far."""

@@ -102,8 +102,51 @@ def _keys_of(b: np.ndarray, words: np.ndarray) -> tuple[int, int]:
     return j, z
 
 
+def rules_board(fen: str | None = None) -> chess.Board:
+    """The python-chess board of a game that starts from `fen` (None = the initial position), with
+    castling rights read as Lichess reads them.
+
+    Lichess takes a right in a FEN as the outermost rook on that side of the king (X-FEN), or a
+    rook's file (Shredder-FEN), so in a "From Position" game a right may belong to a rook off its
+    corner (`4kr2/pppppppp/8/8/8/8/PPPPPPPP/4KR2 w Kk - 0 1`: the king castles with the f1 rook,
+    written e1f1). A standard board drops such rights, so only python-chess's Chess960 mode can
+    follow those games; every other position gets a standard board, so ordinary games are unchanged.
+    An e.p. square that no pawn could have made is dropped, as Lichess drops it (python-chess would
+    call the position invalid). Raises ValueError for an unreadable FEN.
+    """
+    if fen is None:
+        return chess.Board()
+    board = chess.Board(fen)
+    wide = chess.Board(fen, chess960=True)
+    if wide.clean_castling_rights() != board.clean_castling_rights():
+        board = wide
+    if board.status() & chess.STATUS_INVALID_EP_SQUARE:
+        board.ep_square = None
+    return board
+
+
+def move_text(board: chess.Board, move: chess.Move) -> str:
+    """UCI text of `move` (legal on `board`) in the form this project keeps and sends: castling as
+    the king's two-square move (e1g1) when the king and rook stand where standard chess has them,
+    otherwise king-takes-rook (e1f1), the only form Lichess accepts for such a castle."""
+    return board.uci(move, chess960=False)
+
+
+def umax_can_castle(board: chess.Board, move: chess.Move) -> bool:
+    """False for a castling that micro-Max cannot make: it only castles a king from the e-file with
+    a rook from its corner (see the castling test in engine/search.py, G = (x+3)^(r>>1&7))."""
+    if not (board.chess960 and board.is_castling(move)):
+        return True  # not a castling, or a standard board's (always the king's two-square step)
+    # Chess960 mode writes every castling king-takes-rook: the target is the rook's square.
+    return chess.square_file(move.from_square) == 4 and chess.square_file(move.to_square) in (0, 7)
+
+
 def _cell(piece: chess.Piece, square: int, board: chess.Board) -> int:
     colour = WHITE if piece.color == chess.WHITE else BLACK
+    # Only the rights the position really has: a standard board keeps raw bits it does not use.
+    # A right of a rook off its corner marks it (and an e-file king) virgin, but micro-Max looks for
+    # a virgin rook in the corner only, so it never tries a castling it cannot make.
+    rights = board.clean_castling_rights()
     rank = chess.square_rank(square)
     if piece.piece_type == chess.PAWN:
         kind = 1 if piece.color == chess.WHITE else 2
@@ -114,9 +157,9 @@ def _cell(piece: chess.Piece, square: int, board: chess.Board) -> int:
         home_rank = 0 if piece.color == chess.WHITE else 7
         if piece.piece_type == chess.KING:
             virgin = rank == home_rank and chess.square_file(square) == 4 and bool(
-                board.castling_rights & chess.BB_RANK_1 << (56 * (home_rank == 7)))
+                rights & chess.BB_RANK_1 << (56 * (home_rank == 7)))
         elif piece.piece_type == chess.ROOK:
-            virgin = bool(board.castling_rights & chess.BB_SQUARES[square])
+            virgin = bool(rights & chess.BB_SQUARES[square])
         else:
             virgin = rank == home_rank and BACK_RANK[chess.square_file(square)] == kind
     return colour + kind + (0 if virgin else VIRGIN_CLEARED)

@@ -20,10 +20,13 @@ from bot.runner import Runner
 from bot.sandbox import (
     IdleOpponent,
     Malformed,
+    Opponent,
     RandomOpponent,
     Sandbox,
     ScriptedOpponent,
 )
+from bot.sandbox.opponents import Move
+from engine.board import rules_board
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +102,7 @@ def bot_for(sandbox):
 
 def legal_replay(info) -> chess.Board:
     """Replays the wire moves (raises if any is illegal); the sandbox validated them too."""
-    board = chess.Board(info.initial_fen) if info.initial_fen else chess.Board()
+    board = rules_board(info.initial_fen)
     for uci in info.moves:
         board.push(board.parse_uci(uci))
     return board
@@ -160,6 +163,66 @@ def test_castling_in_both_notations(sandbox, bot_for, king_takes_rook):
     info = sandbox.game(gid)
     assert info.moves[0] == ("e1h1" if king_takes_rook else "e1g1")
     assert info.rejected_moves == []
+
+
+FRC_F_ROOKS = "4kr2/pppppppp/8/8/8/8/PPPPPPPP/4KR2 w Kk - 0 1"
+LICHESS_BOT_1146 = "rbqnkrbn/pppppppp/8/8/8/8/PPPPPPPP/RBQ1KRBN w KQkq - 0 1"
+
+
+def _over_without_fault(sandbox, gid: str, bot_color: str):
+    """The game ended by play: no refused move, no flag, not lost by the bot."""
+    status = sandbox.wait_game_over(gid, timeout=150)
+    info = sandbox.game(gid)
+    assert status in ("mate", "stalemate", "draw"), (status, info.moves)
+    assert info.rejected_moves == [] and info.flagged is None
+    assert info.winner in (bot_color, None)
+    legal_replay(info)
+    return info
+
+
+def test_from_position_game_with_a_castling_off_the_corner(sandbox, bot_for):
+    # The issue's game: the challenger castles its king onto its f1 rook (e1f1), which a standard
+    # board refuses; the bot must follow it and play the game out.
+    bot_for()
+    cid = sandbox.send_challenge("carol", variant="fromPosition", initial_fen=FRC_F_ROOKS, color="white",
+                                 opponent=ScriptedOpponent(["a2a3", "e1f1"], then=RandomOpponent(seed=4)))
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    info = _over_without_fault(sandbox, sandbox.challenge(cid).game_id, "black")
+    assert info.moves[0] == "a2a3" and info.moves[2] == "e1f1"
+
+
+class CastlesFirst(Opponent):
+    """Castles (king-takes-rook) whenever it may, otherwise plays as `then` does."""
+
+    def __init__(self, then: Opponent):
+        self.then = then
+
+    def act(self, view):
+        castles = [m for m in view.board.legal_moves if view.board.is_castling(m)]
+        if castles:
+            return Move(view.board.uci(castles[0], chess960=True))
+        return self.then.act(view)
+
+
+def test_lichess_bot_1146_position_both_castlings(sandbox, bot_for):
+    # lichess-bot issue #1146's position: the black king castles with its f8 rook as soon as the
+    # g8 bishop is out of the way (e8f8, king to g8); the bot plays white.
+    bot_for()
+    opponent = CastlesFirst(ScriptedOpponent(["f7f6", "g8f7"], then=RandomOpponent(seed=6)))
+    cid = sandbox.send_challenge("dave", variant="fromPosition", initial_fen=LICHESS_BOT_1146, color="black",
+                                 opponent=opponent)
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    info = _over_without_fault(sandbox, sandbox.challenge(cid).game_id, "white")
+    assert info.moves[1:4:2] == ["f7f6", "g8f7"] and "e8f8" in info.moves[5::2]
+
+
+def test_position_the_engine_cannot_play_is_declined_up_front(sandbox, bot_for):
+    bot_for()
+    fen = "4k3/8/8/8/8/8/8/4K2P w - - 0 1"  # a pawn on the first rank
+    cid = sandbox.send_challenge("erin", variant="fromPosition", initial_fen=fen)
+    assert sandbox.wait_challenge_answered(cid) == "declined"
+    assert sandbox.challenge(cid).decline_reason == "standard"
+    assert sandbox.challenge(cid).game_id is None
 
 
 def test_opponent_under_promotion_is_a_knight(sandbox, bot_for):

@@ -225,6 +225,34 @@ def test_castling_sent_as_king_takes_rook(sb, client):
     assert gs.get()["moves"] == "e8h8 e1a1"
 
 
+FRC_FEN = "4kr2/pppppppp/8/8/8/8/PPPPPPPP/4KR2 w Kk - 0 1"  # K, k: the f-rooks (the outermost)
+
+
+def test_castling_with_a_rook_off_its_corner_as_lichess_takes_it(sb, client):
+    # Lichess reads K as the outermost rook on the king's side and takes that castling only as
+    # king-takes-rook; the king's two-square step is refused, as lila refuses it (Position.castle).
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8f8"]), bot_color="white", initial_fen=FRC_FEN)
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:
+        client.bots.make_move(gid, "e1g1")
+    assert ei.value.status_code == 400
+    client.bots.make_move(gid, "e1f1")
+    assert sb.wait_moves(gid, 2, 3)
+    g = sb.game(gid)
+    assert g.moves == ["e1f1", "e8f8"]
+    assert g.board.fen() == "5rk1/pppppppp/8/8/8/8/PPPPPPPP/5RK1 w - - 2 2"
+
+
+def test_two_square_castling_refused_in_chess960_and_promotion_defaults_to_queen(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), variant="chess960", initial_fen=CASTLE_FEN)
+    with pytest.raises(berserk.exceptions.ResponseError):
+        client.bots.make_move(gid, "e1g1")
+    client.bots.make_move(gid, "e1h1")
+    assert sb.game(gid).moves == ["e1h1"]
+    gid = sb.start_game(opponent=IdleOpponent(), initial_fen="7k/P7/8/8/8/8/8/K7 w - - 0 1")
+    client.bots.make_move(gid, "a7a8")  # lila promotes a pawn move without a piece to a queen
+    assert sb.game(gid).moves == ["a7a8q"]
+
+
 def test_scripted_underpromotion_appears_in_moves(sb, client):
     fen = "8/7p/8/8/8/1k6/1p5P/4K3 b - - 0 1"
     gid = sb.start_game(opponent=ScriptedOpponent(["b2b1n"]), bot_color="white", initial_fen=fen)
