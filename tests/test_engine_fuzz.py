@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, IllegalMove
+from engine.board import rules_board
 from tests.test_engine_oracle import legal_texts
 
 POSITIONS = [
@@ -277,8 +278,10 @@ def fen_texts(draw: st.DrawFn) -> str:
 
 
 def oracle_of(fen: str) -> chess.Board | None:
+    """The position the engine must start from: the FEN read as Lichess reads it (castling rights of
+    rooks off their corners kept, an e.p. square no pawn could have made dropped), if legal."""
     try:
-        board = chess.Board(fen)
+        board = rules_board(fen)
     except ValueError:
         return None
     return board if board.is_valid() else None
