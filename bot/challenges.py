@@ -53,12 +53,17 @@ def describe(ch: dict[str, Any]) -> str:
             f"({(ch.get('variant') or {}).get('key')} {ch.get('speed')} {clock} {mode})")
 
 
-def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int) -> Decision:
-    """Decide one incoming challenge. `games_in_progress` counts accepted and running games."""
+def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
+           bot_games_blocked_s: float = 0.0) -> Decision:
+    """Decide one incoming challenge. `games_in_progress` counts accepted and running games;
+    `bot_games_blocked_s` is how long Lichess still refuses us games against bots (its daily quota)."""
     for rule in (_users, _kind_of_player, _variant, _position, _speed, _clock, _mode):
         verdict = rule(ch, cfg)
         if verdict is not None:
             return verdict
+    if bot_games_blocked_s > 0 and _is_bot(ch):
+        return decline("later", "lichess.bot_games_per_day", "Lichess's daily quota of games against "
+                       f"bots is used up for {bot_games_blocked_s:.0f} s")
     if games_in_progress >= cfg.concurrency:
         return decline("later", "challenge.concurrency",
                        f"{games_in_progress} game(s) in progress, limit {cfg.concurrency}")
@@ -79,8 +84,12 @@ def _users(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return None
 
 
+def _is_bot(ch: dict[str, Any]) -> bool:
+    return (ch.get("challenger") or {}).get("title") == "BOT"
+
+
 def _kind_of_player(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
-    is_bot = (ch.get("challenger") or {}).get("title") == "BOT"
+    is_bot = _is_bot(ch)
     if is_bot and not cfg.accept_bots:
         return decline("noBot", "challenge.accept_bots", "the challenger is a bot")
     if not is_bot and not cfg.accept_humans:

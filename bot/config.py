@@ -160,6 +160,9 @@ class NetworkConfig:
     rate_limit_pause_s: float = _opt(60.0, "pause after HTTP 429, s (longer if Retry-After says so)", lo=0.1,
                                      hi=3600.0)
     retries: int = _opt(3, "retries of a request after 5xx or connection errors", lo=0, hi=10)
+    event_stream_connects: int = _opt(20, "most event-stream connections in any 10 minutes (Lichess "
+                                      "refuses a token's 31st for the rest of its 10 minutes)",
+                                      lo=2, hi=10_000)
 
 
 @dataclass

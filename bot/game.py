@@ -35,6 +35,16 @@ log = logging.getLogger(__name__)
 PAWN = 74  # the engine's score of a pawn (docs/CONTRACTS.md)
 LIVE = ("created", "started")  # every other status ends the game
 MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later opponentGone says more)
+# Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):
+# a game not over this long after a claim may claim again.
+CLAIM_AGAIN_AFTER_S = 3.0
+# Lichess ignores a draw offer made within 20 plies of the same player's last one
+# (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
+DRAW_OFFER_GAP_PLIES = 20
+# Our offer stands until the opponent moves, and a flag with it standing is a draw, not our win
+# (lila Finisher.outOfTime): no offer while the opponent has less than this, or a third of the
+# initial clock in faster games.
+DRAW_OFFER_MIN_OPPONENT_MS = 30_000
 
 
 class BadData(ValueError):
@@ -75,6 +85,7 @@ class Game:
         self.initial_fen: str | None = None
         self.opponent = "?"
         self.increment_ms = 0
+        self.initial_ms: int | None = None  # the clock's initial time; None without a clock
         self.correspondence = False
         self._moved_at_ply = -1  # the ply count at which we last posted a move
         self._resync = False  # reopen the stream (after a refused or lost move)
@@ -95,7 +106,8 @@ class Game:
         self._abort_timer: threading.Timer | None = None
         self._claim_timer: threading.Timer | None = None
         self._claim_lock = threading.Lock()
-        self._claimed = False
+        self._claimed_at = -math.inf  # when we last claimed victory
+        self._claim_due = False  # the claim waits for the opponent's turn (after our move)
 
     # ------------------------------------------------------------ thread
 
@@ -224,6 +236,7 @@ class Game:
         self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")[:60]
         self.initial_fen = None if fen == "startpos" else fen
         self.increment_ms = clock_ms(clock.get("increment")) or 0
+        self.initial_ms = clock_ms(clock.get("initial"))
         self.correspondence = full.get("speed") == "correspondence" or not clock
         log.info("game %s: %s vs %s, %s %s, we play %s%s", self.id, white.get("name"), black.get("name"),
                  variant, full.get("speed"), chess.COLOR_NAMES[self.color],
@@ -313,7 +326,8 @@ class Game:
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
-                offer = self._offer_draw(ply)
+                theirs = state.get("btime" if self.color == chess.WHITE else "wtime")
+                offer = self._offer_draw(ply, clock_ms(theirs))
             sent = time.monotonic()
             try:
                 self.li.move(self.id, res.move, offering_draw=offer)
@@ -332,6 +346,8 @@ class Game:
             self._moved_at_ply = ply
             self._failed_posts = 0
             self._log_move(res, ply, budget, received, sent, offer)
+        if self._claim_due:  # the opponent left while we thought: now it is their turn
+            self._claim()
 
     def _log_move(self, res: Any, ply: int, budget: timeman.Budget, received: float, sent: float,
                   offer: bool) -> None:
@@ -370,11 +386,15 @@ class Game:
             return False
         return True
 
-    def _offer_draw(self, ply: int) -> bool:
+    def _offer_draw(self, ply: int, their_ms: int | None) -> bool:
         """Offer with our move when the rule held for `consecutive` moves; at most one offer per
-        `consecutive` of our moves, since an offer every move is spam."""
+        `consecutive` of our moves (an offer every move is spam), and never closer than Lichess takes
+        them, nor while the opponent is short of time (their flag would then be a draw)."""
         d = self.cfg.draw
-        spaced = ply - self._last_offer_ply >= 2 * d.consecutive
+        spaced = ply - self._last_offer_ply >= max(2 * d.consecutive, DRAW_OFFER_GAP_PLIES)
+        if self.initial_ms is not None and their_ms is not None:
+            if their_ms < min(DRAW_OFFER_MIN_OPPONENT_MS, self.initial_ms / 3):
+                return False
         if d.offer and spaced and self._draw_rule_holds(d.consecutive):
             self._last_offer_ply = ply
             return True
@@ -420,7 +440,7 @@ class Game:
             self._claim_timer = None
         if not gone:
             log.info("game %s: %s is back", self.id, self.opponent)
-            self._claimed = False
+            self._claimed_at, self._claim_due = -math.inf, False
             return
         log.info("game %s: %s left the game (claim possible in %s s)", self.id, self.opponent, seconds)
         if not self.cfg.game.claim_victory or seconds is None:
@@ -433,17 +453,27 @@ class Game:
             self._claim_timer.start()
 
     def _claim(self) -> None:
-        # The timer and the server's "claimWinInSeconds: 0" may both call this: claim once.
+        """Claim the win from an opponent who left. Lichess grants it only on the opponent's turn
+        (lila Pov.mightClaimWin) and answers 200 to a claim on our own turn without doing anything,
+        so on our turn the claim waits until our move is posted."""
+        # The timer and the server's "claimWinInSeconds: 0" may both call this: one claim at a time.
         with self._claim_lock:
-            if self.finished.is_set() or self._claimed:
+            position = self.position
+            if self.finished.is_set() or position is None:
                 return
-            self._claimed = True
+            if position.board.turn == self.color and self._moved_at_ply != position.ply:
+                self._claim_due = True  # our turn: our move not posted yet
+                return
+            now = time.monotonic()
+            if now - self._claimed_at < CLAIM_AGAIN_AFTER_S:
+                return
+            self._claimed_at, self._claim_due = now, False
         log.info("game %s: claiming victory", self.id)
         try:
             self.li.claim_victory(self.id)
         except LichessError as e:
             log.warning("game %s: claim-victory failed: %s", self.id, e)
-            self._claimed = False  # the server's next opponentGone may allow it
+            self._claimed_at = -math.inf  # the server's next opponentGone may allow it
 
     def _greet(self) -> None:
         if not self._greeted and self._playable:

@@ -6,6 +6,8 @@ empty body). This module is the one place that knows that: everything above it s
 
 - `RateLimited` (HTTP 429): requests of that kind are already paused (see `Pauses`);
 - `ClientError` (other 4xx): the request was refused; retrying the same thing will not help;
+  `QuotaReached`, one of them, says it was refused for a daily quota (Lichess's games against bots)
+  and for how long, so the caller can stop asking instead of pausing everything;
 - `TransientError` (5xx, connection errors, timeouts, cuts, malformed lines): try again later.
 
 Streams handle these themselves: `stream_events()` and `stream_game()` reconnect after every
@@ -15,6 +17,7 @@ refused token (401/403), or a game stream refused again and again, is raised.
 
 from __future__ import annotations
 
+import collections
 import logging
 import random
 import threading
@@ -57,6 +60,21 @@ class ClientError(LichessError):
         self.status = status
 
 
+class QuotaReached(ClientError):
+    """Lichess's daily quota of games between bots (`ratelimit.key` "bot.vsBot.day" in the error's
+    JSON, lila BotLimit): 429 when we are over it, 400 when the other bot is. Not a request rate:
+    asking again only wastes requests until `seconds` have passed."""
+
+    def __init__(self, status: int, message: str, seconds: float):
+        super().__init__(status, message)
+        self.seconds = seconds
+
+    @property
+    def ours(self) -> bool:
+        """True when we are over the quota (429), False when the other bot is (400)."""
+        return self.status == 429
+
+
 class RateLimited(LichessError):
     """HTTP 429. `pause_s` is how long requests of this kind now wait."""
 
@@ -81,8 +99,11 @@ def classify(exc: BaseException, min_pause_s: float = 60.0) -> LichessError:
         return exc
     if isinstance(exc, berserk.exceptions.ResponseError):
         status = int(exc.status_code)
+        key, seconds = _ratelimit(exc)
+        if key == BOT_GAMES_QUOTA and status in (400, 429):
+            return QuotaReached(status, _error_text(exc), seconds)
         if status == 429:
-            return RateLimited("", max(min_pause_s, _retry_after(exc.response)))
+            return RateLimited("", max(min_pause_s, _retry_after(exc.response), seconds))
         if 400 <= status < 500:
             return ClientError(status, _error_text(exc))
         err = TransientError(f"HTTP {status}: {_error_text(exc)}")
@@ -105,6 +126,20 @@ def never_sent(exc: BaseException) -> bool:
     if isinstance(inner, requests.exceptions.ConnectionError) and inner.args:
         return isinstance(getattr(inner.args[0], "reason", None), urllib3.exceptions.NewConnectionError)
     return False
+
+
+BOT_GAMES_QUOTA = "bot.vsBot.day"
+
+
+def _ratelimit(exc: berserk.exceptions.ResponseError) -> tuple[str | None, float]:
+    """Lichess's `{"ratelimit": {"key": ..., "seconds": N}}` in an error's JSON (lila sends no
+    Retry-After); (None, 0) when absent or unreadable."""
+    limit = exc.cause.get("ratelimit") if isinstance(exc.cause, dict) else None
+    if not isinstance(limit, dict):
+        return None, 0.0
+    key, seconds = limit.get("key"), limit.get("seconds")
+    number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds < 10**7
+    return (key if isinstance(key, str) else None), (float(seconds) if number else 0.0)
 
 
 def _retry_after(response: requests.Response | None) -> float:
@@ -151,6 +186,28 @@ class Backoff:
 
     def reset(self) -> None:
         self.failures = 0
+
+
+class ConnectWindow:
+    """At most `limit` connections in any `window_s`: `wait_s()` says how long until the next may go.
+
+    Lichess counts a token's event-stream connections (lila Limiters.eventStream: 30 per 10 minutes,
+    then 429 for the rest of the window, no events at all); staying below that costs a wait only
+    when something keeps cutting the stream.
+    """
+
+    def __init__(self, limit: int, window_s: float):
+        self.limit, self.window_s = limit, window_s
+        self._times: collections.deque[float] = collections.deque()
+
+    def wait_s(self) -> float:
+        now = time.monotonic()
+        while self._times and now - self._times[0] >= self.window_s:
+            self._times.popleft()
+        return 0.0 if len(self._times) < self.limit else self._times[0] + self.window_s - now
+
+    def record(self) -> None:
+        self._times.append(time.monotonic())
 
 
 class Pauses:
@@ -310,9 +367,29 @@ class Lichess:
 
     # ------------------------------------------------------------ streams
 
+    def _wait_window(self, kind: str, window: ConnectWindow | None, stop: threading.Event) -> bool:
+        """Wait until `window` allows one more connection, and count it; False if stopped meanwhile."""
+        if window is None:
+            return True
+        wait = window.wait_s()
+        if wait > 0:
+            log.warning("%s: %d connections in %.0f min; waiting %.0f s before the next (Lichess would "
+                        "refuse it)", kind, window.limit, window.window_s / 60, wait)
+            if stop.wait(wait):
+                return False
+        window.record()
+        return True
+
     def stream_events(self, stop: threading.Event) -> Iterator[dict[str, Any]]:
-        """The account's event stream, reconnected after every failure until `stop` is set."""
-        return self._stream("events", self.client.bots.stream_incoming_events, stop)
+        """The account's event stream, reconnected after every failure until `stop` is set.
+
+        Opening it closes any other event stream of the same token (lila EventStream), so two
+        processes on one token close each other's: the backoff is reset only by a connection that
+        lived `STABLE_STREAM_S`, and connections are spaced to stay within Lichess's limit.
+        """
+        window = ConnectWindow(self.net.event_stream_connects, EVENT_STREAM_WINDOW_S)
+        return self._stream("events", self.client.bots.stream_incoming_events, stop, window=window,
+                            stable_s=STABLE_STREAM_S)
 
     def stream_game(self, game_id: str, stop: threading.Event) -> Iterator[dict[str, Any]]:
         """One game's stream; reconnects after failures and after the server closes it, until `stop`.
@@ -327,28 +404,36 @@ class Lichess:
                             max_refusals=3)
 
     def _stream(self, kind: str, open_stream: Callable[[], Iterator[dict[str, Any]]],
-                stop: threading.Event, max_refusals: int | None = None) -> Iterator[dict[str, Any]]:
+                stop: threading.Event, max_refusals: int | None = None, window: ConnectWindow | None = None,
+                stable_s: float = 0.0) -> Iterator[dict[str, Any]]:
         """Yield a stream's items forever, reconnecting with backoff; stop when `stop` is set.
 
         401/403 are raised at once (a bad token stays bad). Other 4xx are not retried blindly: they
-        back off like any failure and, after `max_refusals` in a row, are raised.
+        back off like any failure and, after `max_refusals` in a row, are raised. The backoff starts
+        over once a connection has delivered an item and lived `stable_s`; `window` spaces connections.
         """
         backoff = Backoff(self.net.backoff_base_s, self.net.backoff_max_s)
         refusals = 0
         while not stop.is_set():
-            if not self.pauses.wait(kind, stop):
+            if not self.pauses.wait(kind, stop) or not self._wait_window(kind, window, stop):
                 return
+            opened = time.monotonic()
             try:
                 log.debug("%s: connecting", kind)
                 for item in open_stream():
                     if not isinstance(item, dict):  # valid JSON, but not an event: like a malformed line
                         raise ValueError(f"a line that is not a JSON object: {repr(item)[:60]}")
-                    backoff.reset()
+                    if time.monotonic() - opened >= stable_s:
+                        backoff.reset()
                     refusals = 0
                     yield item
                     if stop.is_set():
                         return
+                lived = time.monotonic() - opened
                 problem = "closed by the server"
+                if lived < stable_s:
+                    problem += (f" {lived:.1f} s after it opened (Lichess keeps one stream per token: "
+                                "is another program using this token?)")
             except Exception as exc:  # noqa: BLE001 - classify() re-raises what is not a network error
                 err = classify(exc, self.net.rate_limit_pause_s)
                 if isinstance(err, RateLimited):
@@ -360,11 +445,18 @@ class Lichess:
                 problem = str(err)
             if stop.is_set():
                 return
+            if stable_s and time.monotonic() - opened >= stable_s:
+                backoff.reset()  # it worked for a while: this is a new failure, not the same one
             delay = backoff.next_delay()
             log.info("%s: %s; reconnecting in %.1f s", kind, problem, delay)
             if stop.wait(delay):
                 return
 
+
+# The event stream: Lichess's connection window, and how long a connection must live before the
+# reconnect backoff starts over.
+EVENT_STREAM_WINDOW_S = 600.0
+STABLE_STREAM_S = 10.0
 
 # Clock values beyond this (about 116 days; correspondence allows 14) are clamped: a huge number from
 # the server must not overflow the engine's 64-bit deadline.

@@ -24,7 +24,7 @@ from typing import Any
 from bot.challenges import Decision, decide, describe
 from bot.config import Config
 from bot.game import Game
-from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped, TransientError
+from bot.lichess import ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped, TransientError
 from bot.memory import MemoryPlan
 from bot.position import EngineLike
 from bot.tables import TablePool
@@ -118,6 +118,7 @@ class Runner:
         self._cancelled: set[str] = set()
         self._seen: set[str] = set()  # challenge ids queued or answered
         self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
+        self.bot_games_blocked_until = 0.0  # monotonic time until which Lichess refuses us bot games
 
     # ------------------------------------------------------------ lifecycle
 
@@ -260,8 +261,11 @@ class Runner:
                 log.info("challenge %s was cancelled by the challenger", cid)
                 with self._inbox_cv:
                     self._cancelled.add(cid)
-            else:
-                log.info("our challenge %s was declined", cid)
+            else:  # lila sends it to both sides: for one we declined too
+                challenger = event["challenge"].get("challenger")
+                ours = isinstance(challenger, dict) and str(challenger.get("id", "")).lower() == self.me
+                log.log(logging.INFO if ours else logging.DEBUG, "%s challenge %s was declined",
+                        "our" if ours else "the", cid)
         elif kind in ("gameStart", "gameFinish"):
             game = event.get("game")
             gid = event_id(game, "gameId", "id")
@@ -323,7 +327,8 @@ class Runner:
         cid = str(ch.get("id"))
         try:
             summary = describe(ch)
-            decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy))
+            blocked_s = max(0.0, self.bot_games_blocked_until - time.monotonic())
+            decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s))
         except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
             # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
             # is declined, so the challenger still gets an answer.
@@ -337,6 +342,9 @@ class Runner:
                 self.li.accept(cid)
             else:
                 self.li.decline(cid, decision.reason or "generic")
+        except QuotaReached as e:
+            self._undo(cid, decision)
+            self._quota_reached(cid, e)
         except RateLimited as e:
             log.warning("challenge %s: %s; answering again after the pause", cid, e)
             self._undo(cid, decision)
@@ -348,6 +356,22 @@ class Runner:
             log.warning("challenge %s: answer failed (%s)", cid, e)
             self._undo(cid, decision)
         return True
+
+    def _quota_reached(self, cid: str, e: QuotaReached) -> None:
+        """Lichess refused the game for its daily quota of games between bots. Asking again would
+        only be refused again: the challenge gets `later`, and while our own quota is used up every
+        bot's challenge does too (humans are still accepted)."""
+        if e.ours:
+            self.bot_games_blocked_until = time.monotonic() + e.seconds
+        whose = "our" if e.ours else "the challenger's"
+        log.warning("challenge %s: Lichess refuses the game: %s daily quota of games against bots is used "
+                    "up for %.0f s (%s); declining it with 'later'", cid, whose, e.seconds, e)
+        decision = Decision(False, "later", "lichess.bot_games_per_day", f"{whose} quota is used up")
+        self.answers[cid] = decision
+        try:
+            self.li.decline(cid, "later")
+        except LichessError as err:
+            log.warning("challenge %s: decline failed (%s)", cid, err)
 
     def _undo(self, cid: str, decision: Decision) -> None:
         if decision.accept:

@@ -18,7 +18,7 @@ from bot.config import config_from_dict
 from bot.game import Game
 from bot.lichess import Lichess
 from bot.position import GamePosition
-from bot.sandbox import IdleOpponent, Sandbox, ScriptedOpponent
+from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
 from engine import Engine
 
 
@@ -194,3 +194,28 @@ def test_own_castling_echoed_as_king_takes_rook_is_an_extension():
     assert position.update(["e1h1"], own_move_posted_at=0)  # the server's echo, king takes rook
     assert engine.rebuilds == started and engine.moves == ["e1g1"]
     assert position.board.piece_at(chess.F1) == chess.Piece(chess.ROOK, chess.WHITE)
+
+
+def test_draw_offers_spaced_as_lichess_takes_them_and_none_when_the_opponent_is_short_of_time(sb):
+    # lila ignores an offer within 20 plies of the same player's last one, and a flag with our offer
+    # standing is a draw (Finisher.outOfTime): no offer while the opponent has under 30 s.
+    gid = sb.start_game(EngineOpponent(node_budget=3000), bot_color="white")
+    game = make_game(sb, gid, offer=True, min_moves=0, max_score_pawns=1000.0, consecutive=1)
+    game._handle(full(gid, []), time.monotonic())
+    for n in range(1, 24):
+        def answered(plies: int = 2 * n) -> bool:
+            return len(sb.game(gid).moves) >= plies or sb.game(gid).over
+
+        if not sb.wait_until(answered, timeout=20):
+            break
+        info = sb.game(gid)
+        if info.over:
+            break
+        short = 10 <= n < 15  # our moves 10 to 14: the opponent has 20 s
+        game._handle(state(info.moves, btime=20_000 if short else 300_000), time.monotonic())
+    posts = [r.path for r in sb.requests(rf"/api/bot/game/{gid}/move/", "POST")]
+    offered = [n for n, path in enumerate(posts) if "offeringDraw=true" in path]
+    assert len(offered) >= 2 and offered[0] == 0, offered
+    gaps = [b - a for a, b in zip(offered, offered[1:], strict=False)]
+    assert min(gaps) >= 10, offered  # 10 of our moves = 20 plies
+    assert not [n for n in offered if 10 <= n < 15], offered

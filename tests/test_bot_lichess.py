@@ -12,7 +12,7 @@ import time
 import pytest
 
 from bot.config import config_from_dict
-from bot.lichess import Backoff, ClientError, Lichess, Pauses, RateLimited, TransientError
+from bot.lichess import Backoff, ClientError, Lichess, Pauses, QuotaReached, RateLimited, TransientError
 from bot.log import RedactingFormatter, add_secret
 from bot.sandbox import CutStream, EndStream, Malformed, Sandbox, Silence
 
@@ -94,6 +94,28 @@ def test_retry_after_longer_than_the_minimum_wins(sb):
     with pytest.raises(RateLimited) as info:
         li.account()
     assert info.value.pause_s == pytest.approx(7)
+
+
+def test_lichess_ratelimit_seconds_in_the_body_set_the_pause(sb):
+    # lila sends no Retry-After; its JSON says how long: {"ratelimit": {"key", "seconds"}}.
+    li = Lichess(sb.token, sb.url, net())
+    sb.respond_with(r"^/api/account$", 429, times=1, body={"error": "Too many requests",
+                                                           "ratelimit": {"key": "api.me", "seconds": 9}})
+    with pytest.raises(RateLimited) as ei:
+        li.account()
+    assert 8.5 < ei.value.pause_s <= 9 and 8 < li.pauses.remaining("account") <= 9
+
+
+@pytest.mark.parametrize("status, ours", [(429, True), (400, False)])
+def test_bot_games_quota_is_a_refusal_with_its_duration_not_a_pause(sb, status, ours):
+    li = Lichess(sb.token, sb.url, net())
+    body = {"error": "100 games against bots today", "ratelimit": {"key": "bot.vsBot.day", "seconds": 5000}}
+    sb.respond_with(r"/api/challenge/\w+/accept$", status, times=1, body=body)
+    with pytest.raises(QuotaReached) as ei:
+        li.accept("abcd1234")
+    assert isinstance(ei.value, ClientError) and ei.value.seconds == 5000 and ei.value.ours is ours
+    assert li.pauses.remaining("challenge") == 0  # other challenges are still answered at once
+    assert statuses(sb, r"/accept$") == [status]  # and it is not sent again
 
 
 @pytest.mark.parametrize("fault", [CutStream(), CutStream(mid_line=True), Malformed(replace=True),
