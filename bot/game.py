@@ -28,6 +28,7 @@ import chess
 from bot import timeman
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
+from bot.outside import MoveSource
 from bot.position import EngineLike, GamePosition
 
 log = logging.getLogger(__name__)
@@ -67,10 +68,11 @@ class Game:
     def __init__(self, game_id: str, li: Lichess, cfg: Config, me: str,
                  new_engine: Callable[[], EngineLike], shutdown: threading.Event,
                  on_end: Callable[[Game], None] | None = None,
-                 give_back: Callable[[EngineLike], None] | None = None):
+                 give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = ()):
         self.id = game_id
         self.li, self.cfg, self.me = li, cfg, me.lower()
         self._new_engine = new_engine
+        self._sources = sources  # book, tablebase: asked before the engine (bot.outside)
         self._give_back = give_back  # returns the engine's hash table to the runner's pool
         self._shutdown = shutdown
         self._on_end = on_end
@@ -125,7 +127,7 @@ class Game:
         try:
             # Before the stream opens: allocating the hash table must not eat the first move's time.
             self.engine = self._new_engine()
-            self.position = GamePosition(self.engine, f"game {self.id}")
+            self.position = GamePosition(self.engine, f"game {self.id}", self._sources)
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
                 self._resync = False
@@ -312,11 +314,14 @@ class Game:
             else:
                 mine = state.get("wtime" if self.color == chess.WHITE else "btime")
                 budget = timeman.budget(self.cfg.time, clock_ms(mine), self.increment_ms, self.correspondence)
-                res = self.position.think(node_budget=budget.nodes, movetime_ms=budget.movetime_ms)
+                res = self.position.think(node_budget=budget.nodes, movetime_ms=budget.movetime_ms,
+                                          time_left_ms=None if self.correspondence else clock_ms(mine))
                 if res.move is None:
                     log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
                     return
-                if res.depth > 0:  # a fallback move (no search) has no score to judge by
+                # A search's score judges draws and resignation; a fallback or book move has none,
+                # a tablebase move its verdict (OutsideMove.scored).
+                if getattr(res, "scored", res.depth > 0):
                     self.scores.append(int(res.score))
                 if self._resign_rule_holds():
                     log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
@@ -353,9 +358,11 @@ class Game:
                   offer: bool) -> None:
         latency = (sent - received) * 1000
         self.move_stats.append((latency, res.time_ms))
-        log.info("game %s: ply %d %s score %+d depth %d nodes %d think %.0f ms (budget %s); "
-                 "state->POST %.0f ms, overhead %.1f ms%s", self.id, ply + 1, res.move, res.score, res.depth,
-                 res.nodes, res.time_ms, budget, latency, latency - res.time_ms,
+        source = getattr(res, "source", "search")
+        found = (f"score {res.score:+d} depth {res.depth} nodes {res.nodes}" if source == "search"
+                 else f"from the {source}{': ' + res.detail if getattr(res, 'detail', '') else ''}")
+        log.info("game %s: ply %d %s %s think %.0f ms (budget %s); state->POST %.0f ms, overhead %.1f ms%s",
+                 self.id, ply + 1, res.move, found, res.time_ms, budget, latency, latency - res.time_ms,
                  ", offering a draw" if offer else "")
 
     # ------------------------------------------------------------ draws, resignation

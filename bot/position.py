@@ -15,6 +15,7 @@ earlier positions), and as a last resort a legal move is chosen without it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import time
@@ -23,6 +24,7 @@ from typing import Any, Protocol
 
 import chess
 
+from bot.outside import MoveSource, OutsideMove
 from engine.board import move_text, rules_board
 
 log = logging.getLogger(__name__)
@@ -50,14 +52,17 @@ class Fallback:
     nodes: int = 0
     time_ms: float = 0.0
     iterations: list[Any] = field(default_factory=list)
+    source: str = "fallback"
+    scored: bool = False
 
 
 class GamePosition:
     """The server's position and the engine's game, kept in step."""
 
-    def __init__(self, engine: EngineLike, label: str):
+    def __init__(self, engine: EngineLike, label: str, sources: tuple[MoveSource, ...] = ()):
         self.engine = engine
         self.label = label  # for the log: "game <id>"
+        self.sources = sources  # asked in turn before the engine searches (bot.outside)
         self.initial_fen: str | None = None
         self.board = chess.Board()
         self._raw: list[str] = []  # the server's moves as sent (castling may be e1h1)
@@ -165,8 +170,13 @@ class GamePosition:
         self._engine_valid = True
         return True
 
-    def think(self, node_budget: int | None, movetime_ms: float | None) -> Any:
-        """The engine's search (it plays its move on its own board), or a fallback move."""
+    def think(self, node_budget: int | None, movetime_ms: float | None,
+              time_left_ms: int | None = None) -> Any:
+        """A move from outside the engine (book, tablebase), else the engine's search (it plays its
+        move on its own board), else a fallback move."""
+        outside = self._outside_move(time_left_ms)
+        if outside is not None:
+            return outside
         if self._engine_valid:
             try:
                 return self.engine.think(node_budget=node_budget, movetime_ms=movetime_ms)
@@ -174,6 +184,29 @@ class GamePosition:
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
         return self._fallback_move()
+
+    def _outside_move(self, time_left_ms: int | None) -> OutsideMove | None:
+        """The first source's legal move, played on the engine too; None when no source has one."""
+        for source in self.sources:
+            started = time.monotonic()
+            try:
+                found = source.move(self.board.copy(), time_left_ms)
+                move = self.board.parse_uci(found.move) if found is not None else None
+            except Exception as e:  # noqa: BLE001 - a source's fault costs its move, never the game
+                log.warning("%s: %s gave no usable move (%s: %s)", self.label, source.name, type(e).__name__,
+                            str(e)[:100])
+                continue
+            if found is None or move is None:
+                continue
+            text = move_text(self.board, move)
+            if self._engine_valid:
+                try:
+                    self.engine.play(text)
+                except Exception as e:  # noqa: BLE001 - rebuilt from the server's moves next time
+                    log.warning("%s: the engine refused %s's move %s (%s)", self.label, source.name, text, e)
+                    self._engine_valid = False
+            return dataclasses.replace(found, move=text, time_ms=(time.monotonic() - started) * 1000)
+        return None
 
     def _fallback_move(self) -> Fallback:
         started = time.monotonic()

@@ -17,6 +17,7 @@ import pytest
 from bot.config import config_from_dict
 from bot.game import Game
 from bot.lichess import Lichess
+from bot.outside import OutsideMove
 from bot.position import GamePosition
 from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
 from engine import Engine
@@ -219,3 +220,33 @@ def test_draw_offers_spaced_as_lichess_takes_them_and_none_when_the_opponent_is_
     gaps = [b - a for a, b in zip(offered, offered[1:], strict=False)]
     assert min(gaps) >= 10, offered  # 10 of our moves = 20 plies
     assert not [n for n in offered if 10 <= n < 15], offered
+
+
+class ListedSource:
+    """A move source answering from a dict of FEN -> move (what a book does, without the file)."""
+
+    def __init__(self, name: str, answers: dict[str, str], fail: bool = False):
+        self.name, self.answers, self.fail, self.asked = name, answers, fail, 0
+
+    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+        self.asked += 1
+        if self.fail:
+            raise OSError("the source's file went away")
+        uci = self.answers.get(board.fen())
+        return OutsideMove(uci, self.name, detail="listed") if uci else None
+
+
+def test_moves_from_outside_are_played_on_the_engine_and_bad_ones_skipped():
+    broken = ListedSource("broken", {}, fail=True)
+    illegal = ListedSource("illegal", {chess.Board().fen(): "e2e5"})
+    book = ListedSource("book", {chess.Board().fen(): "g1f3"})
+    engine = Engine(hash_bits=16)
+    position = GamePosition(engine, "test", (broken, illegal, book))
+    position.start(None)
+    res = position.think(node_budget=1000, movetime_ms=None, time_left_ms=60_000)
+    assert (res.move, res.source, res.scored) == ("g1f3", "book", False)
+    assert engine.moves == ["g1f3"] and broken.asked == illegal.asked == book.asked == 1
+    # The engine is one move ahead, as after its own search; the server's echo extends it.
+    assert position.update(["g1f3", "d7d5"], own_move_posted_at=0) and engine.moves == ["g1f3", "d7d5"]
+    res = position.think(node_budget=1000, movetime_ms=None)  # out of book: the engine searches
+    assert res.depth > 0 and engine.moves[:2] == ["g1f3", "d7d5"] and len(engine.moves) == 3
