@@ -99,6 +99,10 @@ class ChallengeConfig:
     block_list: list[str] = _opt([], "users whose challenges are always declined")
     allow_list: list[str] = _opt([], "if not empty, only these users may challenge")
     concurrency: int = _opt(1, "maximum simultaneous games", lo=1, hi=64)
+    queue_size: int = _opt(3, "acceptable challenges that wait for a free game slot (beyond it: 'later')",
+                           lo=0, hi=100)
+    queue_max_wait_s: int = _opt(600, "a waiting challenge is declined 'later' after this long, seconds",
+                                 lo=1, hi=86400)
 
 
 @dataclass

@@ -9,6 +9,11 @@ Threads, and what flows between them (one way):
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
 at gameFinish or when the game's thread ends. Games found in progress at start take slots too.
+
+When every slot is taken, an acceptable challenge waits in the desk's queue (`challenge.queue_size`,
+oldest first) instead of being declined: it is accepted as soon as a slot frees, leaves the queue
+when the challenger withdraws it, and is declined `later` only when the queue is full or it has
+waited `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
 """
 
 from __future__ import annotations
@@ -57,10 +62,11 @@ class StartupError(Exception):
 class Slots:
     """Games in progress, counted exactly: ids of accepted challenges and running games."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, on_release: Callable[[], None] | None = None):
         self.limit = limit
         self._lock = threading.Lock()
         self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
+        self._on_release = on_release  # a slot may have freed: wakes the challenge desk
 
     def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision:
         """Decide with the current count and, if accepted, take the slot, both under the lock."""
@@ -79,6 +85,11 @@ class Slots:
     def release(self, gid: str) -> None:
         with self._lock:
             self._held.pop(gid, None)
+        if self._on_release is not None:
+            self._on_release()
+
+    def free(self) -> bool:
+        return self.count() < self.limit
 
     def count(self) -> int:
         with self._lock:
@@ -106,7 +117,7 @@ class Runner:
         self.tables: TablePool | None = None
         self.max_games = max_games
         self.warm_up = warm_up
-        self.slots = Slots(cfg.challenge.concurrency)
+        self.slots = Slots(cfg.challenge.concurrency, on_release=self._wake_desk)
         self.games: dict[str, Game] = {}
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games_played = 0
@@ -114,6 +125,8 @@ class Runner:
         self.exit_code = 0
         self._games_lock = threading.Lock()
         self._inbox: collections.deque[dict[str, Any]] = collections.deque()
+        # Acceptable challenges waiting for a free slot, oldest first: (challenge, monotonic time queued).
+        self.queue: collections.deque[tuple[dict[str, Any], float]] = collections.deque()
         self._inbox_cv = threading.Condition()
         self._cancelled: set[str] = set()
         self._seen: set[str] = set()  # challenge ids queued or answered
@@ -261,6 +274,10 @@ class Runner:
                 log.info("challenge %s was cancelled by the challenger", cid)
                 with self._inbox_cv:
                     self._cancelled.add(cid)
+                    waiting = [item for item in self.queue if item[0].get("id") != cid]
+                    if len(waiting) < len(self.queue):
+                        log.info("challenge %s leaves the queue", cid)
+                        self.queue = collections.deque(waiting)
             else:  # lila sends it to both sides: for one we declined too
                 challenger = event["challenge"].get("challenger")
                 ours = isinstance(challenger, dict) and str(challenger.get("id", "")).lower() == self.me
@@ -300,30 +317,78 @@ class Runner:
 
     # ------------------------------------------------------------ challenge desk
 
+    def _wake_desk(self) -> None:
+        with self._inbox_cv:
+            self._inbox_cv.notify_all()
+
     def _desk(self) -> None:
         """Answers challenges one at a time, in order: one request at a time on that endpoint, and a
-        429 pause holds only this thread, never the games."""
+        429 pause holds only this thread, never the games. A queued challenge goes first once a slot
+        is free; one queued too long is declined."""
         while not self.stop.is_set():
             with self._inbox_cv:
-                while not self._inbox and not self.stop.is_set():
+                item = self._next_for_desk()
+                while item is None and not self.stop.is_set():
                     self._inbox_cv.wait(0.5)
-                if self.stop.is_set():
+                    item = self._next_for_desk()
+                if item is None:
                     return
-                ch = self._inbox.popleft()
-                cancelled = ch.get("id") in self._cancelled
-            if cancelled:
-                continue
+            ch, queued_at = item
             try:
-                answered = self._answer(ch)
+                if queued_at is not None and self._waited_too_long(queued_at):
+                    self._decline_stale(ch)
+                    continue
+                answered = self._answer(ch, queued_at)
             except Exception:  # noqa: BLE001 - a bug with one challenge must not stop all answers
                 log.exception("challenge %s: error while answering; skipped", ch.get("id"))
                 answered = True
             if not answered:
                 with self._inbox_cv:
-                    self._inbox.appendleft(ch)  # answered again once the 429 pause is over
+                    if queued_at is None:
+                        self._inbox.appendleft(ch)  # answered again once the 429 pause is over
+                    else:
+                        self.queue.appendleft((ch, queued_at))
 
-    def _answer(self, ch: dict[str, Any]) -> bool:
-        """Decide and send the answer; False when it must be sent again (HTTP 429)."""
+    def _next_for_desk(self) -> tuple[dict[str, Any], float | None] | None:
+        """The oldest queued challenge if a slot is free (or it waited too long), else the next new
+        one; withdrawn challenges are dropped on the way. The caller holds `_inbox_cv`."""
+        if self.queue and (self.slots.free() or self._waited_too_long(self.queue[0][1])):
+            return self.queue.popleft()
+        while self._inbox:
+            ch = self._inbox.popleft()
+            if ch.get("id") not in self._cancelled:
+                return ch, None
+        return None
+
+    def _waited_too_long(self, queued_at: float) -> bool:
+        return time.monotonic() - queued_at > self.cfg.challenge.queue_max_wait_s
+
+    def _decline_stale(self, ch: dict[str, Any]) -> None:
+        cid = str(ch.get("id"))
+        decision = Decision(False, "later", "challenge.queue_max_wait_s",
+                            f"waited {self.cfg.challenge.queue_max_wait_s} s for a free slot")
+        log.info("challenge %s: %s", cid, decision)
+        self.answers[cid] = decision
+        self._send_decline(cid, decision)
+
+    def _queue(self, ch: dict[str, Any], queued_at: float | None) -> bool:
+        """Keep a challenge that was declined only for want of a slot; False when the queue is full.
+        The caller holds no lock."""
+        with self._inbox_cv:
+            if queued_at is not None:
+                self.queue.appendleft((ch, queued_at))  # its turn came and went: it stays first
+                return True
+            if len(self.queue) >= self.cfg.challenge.queue_size:
+                return False
+            self.queue.append((ch, time.monotonic()))
+            position = len(self.queue)
+        log.info("challenge %s: every game slot is taken; waiting in the queue (%d of at most %d)",
+                 ch.get("id"), position, self.cfg.challenge.queue_size)
+        return True
+
+    def _answer(self, ch: dict[str, Any], queued_at: float | None = None) -> bool:
+        """Decide and send the answer; False when it must be sent again (HTTP 429). `queued_at` is set
+        for a challenge that waited in the queue."""
         cid = str(ch.get("id"))
         try:
             summary = describe(ch)
@@ -335,6 +400,8 @@ class Runner:
             summary = cid
             decision = Decision(False, "generic", "challenge", f"unreadable challenge ({type(e).__name__}: "
                                 f"{str(e)[:80]})")
+        if decision.rule == "challenge.concurrency" and self._queue(ch, queued_at):
+            return True
         log.info("challenge %s: %s", summary, decision)
         self.answers[cid] = decision
         try:
@@ -352,10 +419,22 @@ class Runner:
         except Stopped:
             self._undo(cid, decision)
             return True
+        except ClientError as e:
+            self._undo(cid, decision)
+            if queued_at is not None and decision.accept:  # expired or withdrawn while it waited
+                log.info("challenge %s: no longer open on the server (%s); dropped", cid, e)
+            else:
+                log.warning("challenge %s: answer failed (%s)", cid, e)
         except LichessError as e:
             log.warning("challenge %s: answer failed (%s)", cid, e)
             self._undo(cid, decision)
         return True
+
+    def _send_decline(self, cid: str, decision: Decision) -> None:
+        try:
+            self.li.decline(cid, decision.reason or "generic")
+        except LichessError as e:
+            log.warning("challenge %s: decline failed (%s)", cid, e)
 
     def _quota_reached(self, cid: str, e: QuotaReached) -> None:
         """Lichess refused the game for its daily quota of games between bots. Asking again would
@@ -368,10 +447,7 @@ class Runner:
                     "up for %.0f s (%s); declining it with 'later'", cid, whose, e.seconds, e)
         decision = Decision(False, "later", "lichess.bot_games_per_day", f"{whose} quota is used up")
         self.answers[cid] = decision
-        try:
-            self.li.decline(cid, "later")
-        except LichessError as err:
-            log.warning("challenge %s: decline failed (%s)", cid, err)
+        self._send_decline(cid, decision)
 
     def _undo(self, cid: str, decision: Decision) -> None:
         if decision.accept:

@@ -124,3 +124,38 @@ def test_victory_is_claimed_on_the_opponents_turn():
             assert posts[-1].endswith("/claim-victory") and "/move/" in posts[-2]
         finally:
             bot.stop()
+
+
+def _busy_game(sandbox) -> str:
+    """A game that holds the bot's only slot until the test makes the opponent resign."""
+    gid = sandbox.start_game(ScriptedOpponent(["e7e5", "idle"]), bot_color="white")
+    assert sandbox.wait_moves(gid, 3, timeout=20)
+    return gid
+
+
+def test_challenges_wait_in_the_queue_for_a_free_slot(sandbox, bot_for):
+    bot = bot_for(challenge={"concurrency": 1, "queue_size": 2})
+    busy = _busy_game(sandbox)
+    first = sandbox.send_challenge("alice", opponent=RandomOpponent(seed=1))
+    withdrawn = sandbox.send_challenge("bob", opponent=RandomOpponent(seed=2))
+    assert sandbox.wait_until(lambda: len(bot.runner.queue) == 2, timeout=10)
+    full = sandbox.send_challenge("carol", opponent=RandomOpponent(seed=3))
+    assert sandbox.wait_challenge_answered(full, timeout=10) == "declined"
+    assert sandbox.challenge(full).decline_reason == "later"
+    sandbox.cancel_challenge(withdrawn)
+    assert sandbox.wait_until(lambda: len(bot.runner.queue) == 1, timeout=10)
+    assert sandbox.challenge(first).status == "created"  # still waiting, unanswered
+    sandbox.world.opponent_resign(busy)
+    assert sandbox.wait_challenge_answered(first, timeout=10) == "accepted"
+    assert not bot.runner.queue
+    assert not sandbox.requests(rf"/api/challenge/{withdrawn}/")  # never answered: it was withdrawn
+
+
+def test_a_challenge_queued_too_long_is_declined_later(sandbox, bot_for):
+    bot_for(challenge={"concurrency": 1, "queue_max_wait_s": 1})
+    _busy_game(sandbox)
+    cid = sandbox.send_challenge("alice", opponent=RandomOpponent(seed=1))
+    time.sleep(0.5)
+    assert sandbox.challenge(cid).status == "created"
+    assert sandbox.wait_challenge_answered(cid, timeout=5) == "declined"
+    assert sandbox.challenge(cid).decline_reason == "later"
