@@ -1,4 +1,4 @@
-"""Opening books (engine/book.py) and the default book's build (engine/book_build.py).
+"""Opening books (engine/book.py), the default book's build (engine/book_build.py) and the UCI options.
 
 Books for the reader's tests are written here entry by entry (python-chess's Zobrist key, a Polyglot
 move code made by this file's own encoder, 16 bytes packed big-endian, sorted by key), so the reader
@@ -19,6 +19,7 @@ import pytest
 
 from engine import book_build
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
+from tests.test_engine_uci import RawUci
 
 ROOT = Path(__file__).resolve().parents[1]
 KINGS_READY = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"   # both sides may castle both ways
@@ -311,3 +312,65 @@ def test_book_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["book", "build", "--data", str(data_dir), "--out", str(out_path), "--nodes", "0"]) == 0
     assert out_path.read_bytes() == book_build.build_bytes(ROWS, node_budget=None)[0]
     assert "7 entries" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- UCI
+def go(raw: RawUci, position: str, limit: str = "depth 3") -> list[str]:
+    raw.send(position)
+    raw.send(f"go {limit}")
+    return raw.expect("bestmove")
+
+
+def test_uci_without_ownbook_searches_as_before(tmp_path: Path) -> None:
+    raw = RawUci()
+    try:
+        raw.send("uci")
+        got = raw.expect("uciok", timeout=120)
+        assert "option name OwnBook type check default false" in got
+        assert f"option name Book File type string default {DEFAULT_BOOK}" in got
+        lines = go(raw, "position startpos")
+        assert not any("book" in line for line in lines)
+        assert any(line.startswith("info depth 3") for line in lines)
+        searched = lines[-1]
+        raw.send("setoption name OwnBook value true")
+        raw.send("setoption name OwnBook value false")
+        lines = go(raw, "position startpos")
+        assert not any("book" in line for line in lines) and lines[-1] == searched
+    finally:
+        raw.close()
+
+
+def test_uci_ownbook_plays_book_moves_on_the_engine(tmp_path: Path) -> None:
+    start = chess.Board()
+    path = write_book(tmp_path / "a3.bin", [(start, "a2a3", 1)])   # a move the search never picks
+    raw = RawUci()
+    try:
+        raw.send("uci")
+        raw.expect("uciok", timeout=120)
+        raw.send(f"setoption name Book File value {tmp_path / 'missing.bin'}")
+        raw.send("setoption name OwnBook value true")
+        raw.send("isready")
+        got = raw.expect("readyok")
+        assert any("missing" in line and "playing without a book" in line for line in got)
+        assert go(raw, "position startpos")[-1] != "bestmove a2a3"
+        raw.send(f"setoption name Book File value {path}")
+        lines = go(raw, "ucinewgame\nposition startpos", "wtime 60000 btime 60000")
+        assert lines[-2:] == ["info string book move a2a3", "bestmove a2a3"]
+        assert not any(line.startswith("info depth") for line in lines)       # no search at all
+        # out of book: the engine's game already holds a2a3, so only the reply is new (keep-hash)
+        lines = go(raw, "position startpos moves a2a3 e7e5")
+        assert "info string keep-hash: table kept, applied 1 new move(s)" in lines
+        assert any(line.startswith("info depth 3") for line in lines)
+        raw.send("position startpos")
+        raw.send("go infinite")                  # analysis: searched even in book
+        raw.expect("info depth 3", timeout=10)
+        raw.send("stop")
+        assert not any("book move" in line for line in raw.expect("bestmove"))
+        raw.send("setoption name Book File value <empty>")                    # the default book
+        lines = go(raw, "position startpos moves e2e4")
+        assert lines[-2].startswith("info string book move ")
+        reply = lines[-1].split()[1]
+        assert reply == lines[-2].split()[-1]
+        assert reply in open_book(DEFAULT_BOOK).weights(after("e2e4"))
+    finally:
+        raw.close()
