@@ -98,7 +98,7 @@ def _check_keys_sorted(path: str, reader: chess.polyglot.MemoryMappedReader) -> 
         previous = key
 
 
-def open_checked(path: str) -> chess.polyglot.MemoryMappedReader:
+def _open_checked(path: str) -> chess.polyglot.MemoryMappedReader:
     """Open one Polyglot file for reading, or raise BookError saying what is wrong with it."""
     if not os.path.exists(path):
         raise BookError(f"book file {path}: missing (no such file)")
@@ -137,7 +137,7 @@ class Book:
         self._readers: list[chess.polyglot.MemoryMappedReader] = []
         try:
             for path in settings.paths:
-                self._readers.append(open_checked(path))
+                self._readers.append(_open_checked(path))
         except BookError:
             self.close()
             raise
