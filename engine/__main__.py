@@ -4,6 +4,8 @@
   ``engine/uci.py``;
 - ``match ...``: a match between two engines, ``engine/match.py`` (``--help`` for its options);
 - ``bench ...``: the benchmark, ``engine/bench.py``;
+- ``book build [--out PATH] ...`` / ``book stats [PATH]``: build the default opening book from the
+  named opening lines / describe a Polyglot book, ``engine/book_build.py``;
 - ``compile``: compile the search into numba's cache now and say where it went (a build step, e.g.
   Heroku's ``bin/post_compile``, so that the process that plays only loads it).
 
@@ -14,7 +16,8 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m engine [uci | match [options] | bench [options] | compile]   (default: uci)"
+USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | book build|stats [options] "
+         "| compile]   (default: uci)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +41,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         sys.argv = [f"{sys.argv[0]} bench", *rest]   # bench parses sys.argv itself, whatever its signature
         return bench.main() or 0
+    if command == "book":
+        from engine import book_build
+
+        return book_build.main(rest)
     if command == "compile":
         return _compile()
     if command in ("-h", "--help", "help"):

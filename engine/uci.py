@@ -57,6 +57,17 @@ being mated in N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|`
 ``info nodes .. time .. nps ..`` line gives the search's totals (including the original's replay of
 iteration 3 that plays the move).
 
+Opening book
+------------
+``OwnBook`` (check, default false) and ``Book File`` (string, default the built-in book,
+``engine/book.py``'s ``DEFAULT_BOOK``). The book is opened and checked when ``OwnBook`` is switched
+on or ``Book File`` changes while it is on; a bad file is reported with ``info string`` and the
+engine searches as if ``OwnBook`` were off. With a book, ``go`` (except ``go infinite``, which is
+analysis) first brings the engine to the position as above, then, if the book has a move there,
+plays it on the engine with ``Engine.play()`` (so the table and the game's draw locks follow the
+game, and the next ``position`` extends it), says ``info string book move <move>`` and answers
+``bestmove`` at once, without searching.
+
 Any exception around a search (``EngineDesync`` would be a bug) is reported with ``info string``;
 ``bestmove`` is still sent (the first legal move per python-chess) and the engine rebuilds its game
 at the next ``go``. ``bestmove (none)`` means the side to move has no legal move.
@@ -66,6 +77,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import sys
 import threading
 import time
@@ -75,6 +87,7 @@ from typing import TextIO
 import chess
 
 from engine import Engine
+from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 
 ENGINE_NAME = "umax 4.5 (micro-Max 4.5 keep-hash, numba port)"
 ENGINE_AUTHOR = "H.G. Muller (micro-Max 4.5); numba port: umax-bot"
@@ -234,6 +247,9 @@ class UciEngine:
         self._hash_mb = HASH_DEFAULT_MB
         self._overhead_ms = OVERHEAD_DEFAULT_MS
         self._debug = False
+        self._own_book = False
+        self._book_file = str(DEFAULT_BOOK)
+        self._book: Book | None = None          # open while OwnBook is on and the file is good
         # the position the GUI last set
         self._fen: str | None = None
         self._moves: list[str] = []
@@ -303,6 +319,8 @@ class UciEngine:
         self.send("option name Clear Hash type button")
         self.send(f"option name Move Overhead type spin default {OVERHEAD_DEFAULT_MS} min 0 "
                   f"max {OVERHEAD_MAX_MS}")
+        self.send("option name OwnBook type check default false")
+        self.send(f"option name Book File type string default {DEFAULT_BOOK}")
         self.send("uciok")
 
     def _cmd_debug(self, args: list[str]) -> None:
@@ -354,8 +372,39 @@ class UciEngine:
                 self._overhead_ms = max(0, min(OVERHEAD_MAX_MS, int(value)))
             except ValueError:
                 self.info_string(f"Move Overhead value {value!r} is not an integer: ignored")
+        elif key in ("ownbook", "book file"):
+            self._set_book_option(key, value)
         else:
             self.info_string(f"unknown option {name!r} ignored")
+
+    def _set_book_option(self, key: str, value: str) -> None:
+        """OwnBook / Book File: (re)open the book now, so a bad file is reported here, not during a game."""
+        if key == "ownbook":
+            if value.lower() not in ("true", "false"):
+                self.info_string(f"OwnBook value {value!r} is not true or false: ignored")
+                return
+            self._own_book = value.lower() == "true"
+        else:
+            self._book_file = value if value not in ("", "<empty>") else str(DEFAULT_BOOK)
+        old, self._book = self._book, None
+        if old is not None:
+            old.close()
+        if self._own_book:
+            try:
+                self._book = Book(BookSettings(paths=(self._book_file,)), rng=random.Random())
+            except BookError as exc:
+                self.info_string(f"{exc}: playing without a book")
+
+    def _book_move(self, eng: Engine, board: chess.Board, params: GoParams) -> str | None:
+        """A book move, played on the engine (keep-hash and draw locks follow it), or None: search."""
+        book = self._book
+        if book is None or params.infinite:
+            return None
+        move = book.move(board)
+        if move is not None:
+            eng.play(move)
+            self.info_string(f"book move {move}")
+        return move
 
     def _rebuild(self, reason: str) -> None:
         if reason not in self._rebuild_reasons:
@@ -474,8 +523,10 @@ class UciEngine:
         best: str | None = None
         try:
             eng = self._sync(fen, moves)
-            nodes, depth, hard, soft = self._limits(params, board, received)
-            best = self._think(eng, board, nodes, depth, hard, soft)
+            best = self._book_move(eng, board, params)
+            if best is None:
+                nodes, depth, hard, soft = self._limits(params, board, received)
+                best = self._think(eng, board, nodes, depth, hard, soft)
         except Exception as exc:  # noqa: BLE001  (report, rebuild next time, and still answer)
             self._rebuild("after an error")
             self.info_string(f"search failed: {type(exc).__name__}: {exc}")
