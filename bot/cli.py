@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check-config":
             mem = memory.plan(cfg)
+            from bot.sources import close_all, move_sources  # loads the engine: only when needed
+
+            close_all(move_sources(cfg))  # a missing or corrupt book file stops here
             print(dump(cfg), end="")
             print(f"# memory: {mem.describe()}")
             return 0

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import yaml
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
+BOOK_CHOICES = ("weighted", "best", "uniform")  # engine.book.CHOICES (not imported: it loads the engine)
 CONFIG_PATH_ENV = "BOT_CONFIG"        # a YAML file's path
 CONFIG_YAML_ENV = "BOT_CONFIG_YAML"   # the YAML itself (a dyno's config var)
 DEFAULT_CONFIG = "config.yml"
@@ -170,6 +171,16 @@ class NetworkConfig:
 
 
 @dataclass
+class BookConfig:
+    enabled: bool = _opt(True, "play the opening from a book: every game different, no clock spent")
+    files: list[str] = _opt([], "Polyglot book files, their weights added up; empty = the built-in book")
+    choice: str = _opt("weighted", "weighted: at random by weight; best: the heaviest; uniform: any",
+                       choices=BOOK_CHOICES)
+    max_ply: int = _opt(20, "ask the book only in the game's first this many plies", lo=0, hi=1000)
+    min_weight: int = _opt(1, "never play a book move of a smaller weight", lo=0, hi=65535)
+
+
+@dataclass
 class Config:
     token: str = _opt("", f"bot token (the environment variable {TOKEN_ENV} wins)")
     url: str = _opt(DEFAULT_URL, "server base URL")
@@ -181,6 +192,7 @@ class Config:
     draw: DrawConfig = field(default_factory=DrawConfig)
     resign: ResignConfig = field(default_factory=ResignConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
+    book: BookConfig = field(default_factory=BookConfig)
     # Not keys: where the token came from ("env", "file" or "") and where the settings came from (a
     # path, an environment variable or ""), for the redacted dump.
     token_source: str = field(default="", metadata={"internal": True})
@@ -289,6 +301,7 @@ def config_from_dict(data: Any) -> Config:
     cfg = _build(Config, data, "")
     _check_relations(cfg)
     return cfg
+
 
 
 def _build(cls: type, data: Any, prefix: str) -> Any:

@@ -27,11 +27,13 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.challenges import Decision, decide, describe
-from bot.config import Config
+from bot.config import Config, ConfigError
 from bot.game import Game
 from bot.lichess import ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped, TransientError
 from bot.memory import MemoryPlan
+from bot.outside import MoveSource
 from bot.position import EngineLike
+from bot.sources import close_all, move_sources
 from bot.tables import TablePool
 
 log = logging.getLogger(__name__)
@@ -115,6 +117,7 @@ class Runner:
         self.li = Lichess(cfg.token, cfg.url, cfg.network, stop=self.stop)
         self.new_engine = new_engine  # None: engines on the tables of `self.tables`, made by run()
         self.tables: TablePool | None = None
+        self.sources: tuple[MoveSource, ...] = ()  # book, tablebases: opened by run(), shared by the games
         self.max_games = max_games
         self.warm_up = warm_up
         self.slots = Slots(cfg.challenge.concurrency, on_release=self._wake_desk)
@@ -154,6 +157,10 @@ class Runner:
             self._warm_up_engine()
         if self.new_engine is None:
             self._make_tables()
+        try:
+            self.sources = move_sources(self.cfg)
+        except ConfigError as e:  # a book file that went missing since the config was checked
+            raise StartupError(str(e)) from None
         if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
             return self.exit_code
         self._resume_games()
@@ -242,6 +249,7 @@ class Runner:
         deadline = time.monotonic() + 3.0
         for g in late:
             g.wait_idle(deadline - time.monotonic())
+        close_all(self.sources)
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
 
@@ -468,7 +476,7 @@ class Runner:
                 assert self.tables is not None, "run() makes the tables before any game starts"
                 new_engine, give_back = self.tables.engine, self.tables.give_back
             game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back)
+                        give_back=give_back, sources=self.sources)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
 

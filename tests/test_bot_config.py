@@ -160,3 +160,18 @@ def test_check_config_bad_key_exit_2_one_line(tmp_path):
     assert "Traceback" not in r.stderr
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "did you mean 'challenge.speeds'" in lines[0]
+
+
+@pytest.mark.parametrize("content", [None, b"x" * 15, b""])
+def test_a_missing_or_corrupt_book_file_is_one_line_naming_it(tmp_path, content):
+    book = tmp_path / "my-book.bin"
+    if content is not None:
+        book.write_bytes(content)
+    p = tmp_path / "c.yml"
+    p.write_text(f"book:\n  files: [{book}]\n")
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "book.files" in lines[0] and str(book) in lines[0], lines
+    p.write_text(f"book:\n  enabled: false\n  files: [{book}]\n")  # a book that is off is not opened
+    assert run_cli("check-config", "--config", str(p)).returncode == 0

@@ -8,6 +8,7 @@ budgets so a whole game takes seconds.
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 import time
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from bot.config import Config, config_from_dict
 from bot.runner import Runner
 from bot.sandbox import (
+    EngineOpponent,
     IdleOpponent,
     Malformed,
     Opponent,
@@ -448,7 +450,7 @@ def test_concurrency_exact_under_a_burst_with_a_game_already_running(sandbox, bo
     # A game in progress before the bot starts; its opponent resigns a few seconds later.
     running = sandbox.start_game(ScriptedOpponent(["wait:6", "resign"]), bot_color="white",
                                  moves=["e2e4", "e7e5"])
-    bot = bot_for(challenge={"concurrency": 2}, game={"abort_after_s": 0})
+    bot = bot_for(challenge={"concurrency": 2, "queue_size": 0}, game={"abort_after_s": 0})
     cids = [sandbox.send_challenge(f"user{i}", opponent=IdleOpponent()) for i in range(6)]
     statuses = [sandbox.wait_challenge_answered(c, timeout=15) for c in cids]
     assert statuses.count("accepted") == 1
@@ -520,3 +522,20 @@ def test_opponent_gone_then_back_is_not_claimed():
             assert not sb.requests(r"/claim-victory")
         finally:
             assert bot.stop() == 0
+
+
+def test_the_default_book_makes_games_against_a_fixed_opponent_differ(sandbox, bot_for, caplog):
+    # micro-Max alone plays the same game against an opponent that answers the same way every time;
+    # the built-in book (on by default) varies the opening, and its moves cost no clock.
+    caplog.set_level(logging.INFO, logger="bot.game")
+    bot_for(challenge={"concurrency": 1})
+    openings = []
+    for _ in range(4):
+        gid = sandbox.start_game(EngineOpponent(node_budget=2000), bot_color="white")
+        assert sandbox.wait_moves(gid, 6, timeout=30)
+        openings.append(tuple(sandbox.game(gid).moves[:6]))
+        sandbox.world.opponent_resign(gid)
+        assert sandbox.wait_game_over(gid, timeout=10) == "resign"
+    assert len(set(openings)) >= 3, openings
+    book_moves = [r for r in caplog.records if "from the book" in r.getMessage()]
+    assert len(book_moves) >= 4
