@@ -20,9 +20,9 @@ import chess.engine
 import pytest
 
 from engine import Engine, EngineDesync
+from engine.timeman import legacy_limits
 from engine.uci import (
     UciEngine,
-    allocate_time,
     hash_bits_for_mb,
     parse_go,
     parse_position,
@@ -119,14 +119,16 @@ def test_hash_option_to_table_bits() -> None:
         assert (1 << bits) * 12 <= mb * 2**20 < (1 << (bits + 1)) * 12
 
 
-def test_time_allocation() -> None:
-    soft, hard = allocate_time(10_000, 100, None, 30)
-    assert 0 < soft <= hard < 0.4 * 10_000
-    assert soft == pytest.approx(0.6 * (10_000 / 30 + 80))
-    soft, hard = allocate_time(1_000, 0, 1, 30)        # last move before the time control
-    assert hard == pytest.approx(0.8 * 1_000 - 30)
-    soft, hard = allocate_time(-50, 0, None, 30)       # overstepped clock: still a (tiny) search
-    assert soft >= 1 and hard >= 1
+def test_legacy_time_rule() -> None:
+    """The bare port's rule, kept for the Time Rule legacy comparison, is unchanged."""
+    old = legacy_limits(10_000, 100, None, 30)
+    assert 0 < old.soft_ms <= old.hard_ms < 0.4 * 10_000
+    assert old.soft_ms == pytest.approx(0.6 * (10_000 / 30 + 80))
+    assert not old.adaptive
+    old = legacy_limits(1_000, 0, 1, 30)        # last move before the time control
+    assert old.hard_ms == pytest.approx(0.8 * 1_000 - 30)
+    old = legacy_limits(-50, 0, None, 30)       # overstepped clock: still a (tiny) search
+    assert old.soft_ms >= 1 and old.hard_ms >= 1
 
 
 def test_parse_go_and_position() -> None:
