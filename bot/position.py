@@ -21,6 +21,8 @@ from typing import Any, Protocol
 
 import chess
 
+from engine.timeman import Limits
+
 log = logging.getLogger(__name__)
 
 
@@ -32,7 +34,7 @@ class EngineLike(Protocol):
     def new_game(self, fen: str | None = None) -> None: ...
     def play(self, uci: str) -> None: ...
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
-              movetime_ms: float | None = None) -> Any: ...
+              movetime_ms: float | None = None, limits: Limits | None = None) -> Any: ...
     def stop(self) -> None: ...
 
 
@@ -160,11 +162,11 @@ class GamePosition:
         self._engine_valid = True
         return True
 
-    def think(self, node_budget: int | None, movetime_ms: float | None) -> Any:
+    def think(self, limits: Limits) -> Any:
         """The engine's search (it plays its move on its own board), or a fallback move."""
         if self._engine_valid:
             try:
-                return self.engine.think(node_budget=node_budget, movetime_ms=movetime_ms)
+                return self.engine.think(limits=limits)
             except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
