@@ -238,6 +238,7 @@ class Engine:
         it did not search (a futile one at depth 3) without checking that it leaves the king safe.
         Castling may be given as e1g1 or e1h1; an under-promotion puts the chosen piece on the board.
         """
+        self._refuse_while_pondering()
         try:
             move = self._board.parse_uci(uci.strip()) if isinstance(uci, str) else None
         except ValueError as exc:
@@ -245,7 +246,6 @@ class Engine:
         # python-chess reads "e1g1q" as castling and drops the suffix: a suffix on a non-promotion is illegal
         if move is None or move == chess.Move.null() or (len(uci.strip()) == 5 and not move.promotion):
             raise IllegalMove(f"illegal or unparsable move {uci!r} in {self._board.fen()}")
-        self._refuse_while_pondering()
         x, y = bd.to88(move.from_square), bd.to88(move.to_square)
         with self._lock:
             captured = int(self._b[y])
