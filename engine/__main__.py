@@ -4,6 +4,7 @@
   ``engine/uci.py``;
 - ``match ...``: a match between two engines, ``engine/match.py`` (``--help`` for its options);
 - ``bench ...``: the benchmark, ``engine/bench.py``;
+- ``ponder-stats ...``: the ponder hit rate and what a hit saves, ``engine/ponderstats.py``;
 - ``compile``: compile the search into numba's cache now and say where it went (a build step, e.g.
   Heroku's ``bin/post_compile``, so that the process that plays only loads it).
 
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: python -m engine [uci | match [options] | bench [options] | compile]   (default: uci)"
+USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | ponder-stats [options] "
+         "| compile]   (default: uci)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine import match
 
         return match.main(rest)
+    if command == "ponder-stats":
+        from engine import ponderstats
+
+        return ponderstats.main(rest)
     if command == "bench":
         try:
             from engine import bench
