@@ -509,13 +509,12 @@ class UciEngine:
             self.info_string(f"limits ({self._time_rule}): {limits}")
         return limits
 
-    @staticmethod
-    def _legacy_limits(params: GoParams, clock: float | None, inc: float, movetime: float | None,
+    def _legacy_limits(self, params: GoParams, clock: float | None, inc: float, movetime: float | None,
                        spent_ms: float) -> Limits:
         """The bare port's rule, exactly as it was (clock and movetime combined, nodes/depth beside)."""
         soft = hard = None
         if clock is not None:
-            old = timeman.legacy_limits(clock - spent_ms, inc, params.movestogo, 0.0)
+            old = timeman.legacy_limits(clock - spent_ms, inc, params.movestogo, self._overhead_ms)
             soft, hard = old.soft_ms, old.hard_ms
         if movetime is not None:
             hard = movetime if hard is None else min(hard, movetime)

@@ -189,4 +189,6 @@ def test_uci_clock_path_uses_the_same_function(monkeypatch: pytest.MonkeyPatch) 
     assert tparams == TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS)
     assert limits == real(clock, tparams)
     ue.handle("setoption name Time Rule value legacy")
-    assert ue._limits(params, board, received=uci.time.monotonic()).adaptive is False
+    old = ue._limits(params, board, received=uci.time.monotonic())
+    expected = timeman.legacy_limits(50_000, 500, 7, uci.OVERHEAD_DEFAULT_MS)
+    assert old.adaptive is False and old.hard_ms == pytest.approx(expected.hard_ms, abs=5)
