@@ -1,12 +1,12 @@
 """umax-bot: the Lichess side. Data flows one way:
 
     event stream (runner) -> challenge decision (challenges) or game start
-        -> game thread (game) -> position + engine (position) -> think budget (timeman) -> move POST
+        -> game thread (game) -> position + engine (position) -> limits (engine.timeman) -> move POST
 
 - config: the YAML schema, defaults, checks, token from env/file, redacted dump
 - log: one line per event on stdout, token redacted
 - lichess: berserk with timeouts, retries, backoff, 429 pauses and exceptions we can act on
-- challenges: the pure accept/decline policy; timeman: the pure time budget
+- challenges: the pure accept/decline policy (the time manager is engine.timeman, shared with UCI)
 - position: the server's moves -> python-chess board and the engine's game
 - game: one game's thread; runner: the main loop, concurrency, shutdown
 - cli (`python -m bot`, `umax-bot`), demo (`--sandbox`), sandbox (a local stand-in for Lichess)

@@ -60,6 +60,14 @@ MAX_HASH_BITS = 30  # the engine's largest (12 GiB)
 MAX_HASH_TOTAL_MB = 1 << 20
 # Keys that changed meaning: an old file gets this instead of a bare "unknown key".
 RENAMED = {"engine.hash_mb": "engine.hash_total_mb (the hash budget of all games together, not per game)"}
+# Keys that are gone: what became of them (the one time manager, engine/timeman.py, took over the shares).
+RETIRED = {
+    "time.time_share": "the share of the clock per move now follows from the moves still to play "
+                       "(engine/timeman.py); time.reserve_ms sets what is never spent",
+    "time.increment_share": "the time manager spends 3/4 of the increment (engine/timeman.py)",
+    "time.max_share": "the time manager caps a move at 40 % of the clock beyond move_overhead_ms and "
+                      "reserve_ms (engine/timeman.py)",
+}
 
 
 class ConfigError(ValueError):
@@ -109,10 +117,8 @@ class ChallengeConfig:
 @dataclass
 class TimeConfig:
     move_overhead_ms: int = _opt(300, "kept back on every move for network lag, ms", lo=0, hi=60000)
-    time_share: float = _opt(0.04, "share of the remaining time spent on a move", lo=0.0, hi=1.0)
-    increment_share: float = _opt(0.75, "share of the increment spent on a move", lo=0.0, hi=1.0)
-    max_share: float = _opt(0.3, "never more than this share of the remaining time on one move",
-                            lo=0.0, hi=1.0)
+    reserve_ms: int = _opt(4000, "never planned to be spent, for network stalls, ms (at most a tenth of "
+                           "the initial clock)", lo=0, hi=MAX_THINK_MS)
     min_think_ms: int = _opt(20, "shortest think, ms (unless the clock forbids it)", lo=1, hi=MAX_THINK_MS)
     max_think_ms: int = _opt(15000, "longest think, ms", lo=1, hi=MAX_THINK_MS)
     fixed_movetime_ms: int | None = _opt(None, "think this long every move, ms (clock still caps it)", lo=1,
@@ -313,6 +319,8 @@ def _build(cls: type, data: Any, prefix: str) -> Any:
     for key in data:
         if f"{prefix}{key}" in RENAMED:
             raise ConfigError(f"'{prefix}{key}' is now {RENAMED[f'{prefix}{key}']}; rename it")
+        if f"{prefix}{key}" in RETIRED:
+            raise ConfigError(f"'{prefix}{key}' is gone: {RETIRED[f'{prefix}{key}']}; remove it")
         if key not in fields:
             near = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f" (did you mean '{prefix}{near[0]}'?)" if near else ""

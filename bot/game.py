@@ -1,7 +1,8 @@
 """One game, in its own thread: game stream -> position -> engine -> move POST.
 
 The thread reads the game's stream (reopened whenever it breaks), follows the server's moves
-(`bot.position`), thinks when it is our turn within the clock's budget (`bot.timeman`) and posts
+(`bot.position`), thinks when it is our turn within the limits of the one time manager
+(`engine.timeman`, shared with the UCI front-end) and posts
 the move, logging the time from receiving the gameState to the POST leaving. Around that: draw
 offers and answers and resignation by the score rule, an abort when the opponent never makes a
 first move, a claim of victory when the opponent has left, a greeting and a goodbye.
@@ -25,11 +26,11 @@ from typing import Any
 
 import chess
 
-from bot import timeman
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.outside import MoveSource
 from bot.position import EngineLike, GamePosition
+from engine import timeman
 
 log = logging.getLogger(__name__)
 
@@ -87,14 +88,14 @@ class Game:
         self.initial_fen: str | None = None
         self.opponent = "?"
         self.increment_ms = 0
-        self.initial_ms: int | None = None  # the clock's initial time; None without a clock
+        self.initial_ms: int | None = None  # the game's initial clock: scales the time reserve
         self.correspondence = False
         self._moved_at_ply = -1  # the ply count at which we last posted a move
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
         # A move whose POST failed without a refusal (a 5xx, a cut, a timeout): the server may or may
         # not have it. (ply, search result, budget, draw offer); sent again, unsearched, if not.
-        self._unsent: tuple[int, Any, timeman.Budget, bool] | None = None
+        self._unsent: tuple[int, Any, timeman.Limits, bool] | None = None
         self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
         self._said_goodbye = False
@@ -313,9 +314,9 @@ class Game:
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
             else:
                 mine = state.get("wtime" if self.color == chess.WHITE else "btime")
-                budget = timeman.budget(self.cfg.time, clock_ms(mine), self.increment_ms, self.correspondence)
-                res = self.position.think(node_budget=budget.nodes, movetime_ms=budget.movetime_ms,
-                                          time_left_ms=None if self.correspondence else clock_ms(mine))
+                budget = self._limits(clock_ms(mine))
+                left = None if self.correspondence else clock_ms(mine)
+                res = self.position.think(budget, time_left_ms=left)
                 if res.move is None:
                     log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
                     return
@@ -354,7 +355,18 @@ class Game:
         if self._claim_due:  # the opponent left while we thought: now it is their turn
             self._claim()
 
-    def _log_move(self, res: Any, ply: int, budget: timeman.Budget, received: float, sent: float,
+    def _limits(self, time_left_ms: int | None) -> timeman.Limits:
+        """This move's limits: the correspondence budget, else the time manager on our clock (a fixed
+        movetime or node budget, if set, decides and the clock only caps it)."""
+        t = self.cfg.time
+        if self.correspondence or time_left_ms is None:
+            return timeman.Limits(hard_ms=t.correspondence_movetime_ms, nodes=t.correspondence_nodes)
+        params = timeman.TimeParams(overhead_ms=t.move_overhead_ms, reserve_ms=t.reserve_ms,
+                                    min_think_ms=t.min_think_ms, max_think_ms=t.max_think_ms)
+        clock = timeman.Clock(time_left_ms, self.increment_ms, base_ms=self.initial_ms)
+        return timeman.allocate(clock, params, movetime_ms=t.fixed_movetime_ms, nodes=t.fixed_nodes)
+
+    def _log_move(self, res: Any, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
         latency = (sent - received) * 1000
         self.move_stats.append((latency, res.time_ms))

@@ -26,6 +26,7 @@ import chess
 
 from bot.outside import MoveSource, OutsideMove
 from engine.board import move_text, rules_board
+from engine.timeman import Limits
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class EngineLike(Protocol):
     def new_game(self, fen: str | None = None) -> None: ...
     def play(self, uci: str) -> None: ...
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
-              movetime_ms: float | None = None) -> Any: ...
+              movetime_ms: float | None = None, limits: Limits | None = None) -> Any: ...
     def stop(self) -> None: ...
 
 
@@ -170,16 +171,15 @@ class GamePosition:
         self._engine_valid = True
         return True
 
-    def think(self, node_budget: int | None, movetime_ms: float | None,
-              time_left_ms: int | None = None) -> Any:
-        """A move from outside the engine (book, tablebase), else the engine's search (it plays its
-        move on its own board), else a fallback move."""
+    def think(self, limits: Limits, time_left_ms: int | None = None) -> Any:
+        """A move from outside the engine (book, tablebase), else the engine's search within
+        `limits` (it plays its move on its own board), else a fallback move."""
         outside = self._outside_move(time_left_ms)
         if outside is not None:
             return outside
         if self._engine_valid:
             try:
-                return self.engine.think(node_budget=node_budget, movetime_ms=movetime_ms)
+                return self.engine.think(limits=limits)
             except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False

@@ -8,9 +8,13 @@ Public API (the bot, the UCI front-end and the tests use exactly this)::
     eng.play("e2e4")                     # raises IllegalMove (a ValueError) and changes nothing if illegal
     res = eng.think(node_budget=20000)   # searches AND plays the chosen move, as the original does
     res.move, res.score, res.depth, res.nodes
+    res = eng.think(limits=allocate(Clock(60_000, 1_000)))   # the time manager (engine/timeman.py)
+    eng.expected_reply()                 # the reply the search expects (a legal UCI move) or None
+    eng.ponder("e7e5"); eng.ponderhit(limits) or eng.ponder_miss()   # see engine/ponder.py
 
 The search itself lives in ``engine/search.py``; this module only prepares its inputs (board, key
-words, globals) and translates its outputs.
+words, globals) and translates its outputs. What acts on a running search from another thread (the
+soft time limit, pondering) is in ``engine/ponder.py``, whose docstring states the pondering contract.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import numpy as np
 
 from engine import board as bd
 from engine.keys import key_words
+from engine.ponder import LimitWatch, PonderState, release_root_lock
 from engine.search import (
     G_ABORT,
     G_ARMED,
@@ -49,9 +54,10 @@ from engine.search import (
     D,
     I,
 )
+from engine.timeman import Limits
 
-__all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync", "new_table", "compiled_from_cache",
-           "cache_location"]
+__all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync", "Limits", "new_table",
+           "compiled_from_cache", "cache_location"]
 
 NO_LIMIT = 1 << 62
 
@@ -123,6 +129,17 @@ def _move_text(x: int, y: int) -> str:
     return bd.square_name(x) + bd.square_name(y)
 
 
+def _legal_move(board: chess.Board, x: int, y: int) -> chess.Move | None:
+    """The 0x88 from-to pair as a legal move on ``board`` (a pawn reaching the last rank: a queen)."""
+    if (x | y) & 0x88:
+        return None
+    move = chess.Move(bd.from88(x), bd.from88(y))
+    piece = board.piece_at(move.from_square)
+    if piece is not None and piece.piece_type == chess.PAWN and chess.square_rank(move.to_square) in (0, 7):
+        move.promotion = chess.QUEEN
+    return move if board.is_legal(move) else None
+
+
 class Engine:
     """One game's engine: a 0x88 board, the original's game-level globals and its hash table.
 
@@ -149,6 +166,7 @@ class Engine:
         self._table_used = table is not None  # a lent table may hold an earlier game: new_game() clears it
         self.refused_legal_moves = 0  # legal moves the search would not play (see play()); expected 0
         self.moves: list[str] = []
+        self._ponder: PonderState | None = None
         self.new_game()
 
     @property
@@ -182,6 +200,7 @@ class Engine:
             if not board.is_valid():
                 raise IllegalMove(f"illegal position in FEN {fen!r}: {board.status()!r}")
             pos = bd.position_from_board(board, self._words)
+        self._refuse_while_pondering()
         with self._lock:
             if self._table_used:
                 self._hash.view(np.uint8)[:] = 0
@@ -219,6 +238,7 @@ class Engine:
         it did not search (a futile one at depth 3) without checking that it leaves the king safe.
         Castling may be given as e1g1 or e1h1; an under-promotion puts the chosen piece on the board.
         """
+        self._refuse_while_pondering()
         try:
             move = self._board.parse_uci(uci.strip()) if isinstance(uci, str) else None
         except ValueError as exc:
@@ -297,31 +317,59 @@ class Engine:
         g[G_STOP] = g[G_ABORT] = g[G_ARMED] = g[G_NITER] = 0
 
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
-              movetime_ms: float | None = None) -> SearchResult:
+              movetime_ms: float | None = None, limits: Limits | None = None) -> SearchResult:
         """Search the current position and play the chosen move on the engine's board.
 
         Root iterations continue while ``nodes < node_budget`` and the last iteration is below
         ``max_depth`` (both tested between root iterations, as the original tests its budget);
         ``movetime_ms`` is a wall-clock limit checked inside the search, after which the best move
         of the last completed iteration is played. Iterations 1 to 3 always run.
+
+        Or ``limits`` (from ``engine.timeman``, instead of the three): its nodes, depth and hard
+        limit as above, and its soft limit: no new root iteration once one completes after it
+        (watched from a thread, see ``engine/ponder.py``). Without ``limits`` no thread is started.
         """
+        if limits is not None:
+            if node_budget is not None or max_depth is not None or movetime_ms is not None:
+                raise ValueError("give either limits or node_budget/max_depth/movetime_ms, not both")
+            node_budget, max_depth, movetime_ms = limits.nodes, limits.depth, limits.hard_ms
+            if limits.soft_ms is None:
+                limits = None
+        self._refuse_while_pondering()
+        with self._lock:
+            return self._search(node_budget, max_depth, movetime_ms, limits)
+
+    def _search(self, node_budget: int | None, max_depth: int | None, movetime_ms: float | None,
+                limits: Limits | None, ponder: PonderState | None = None) -> SearchResult:
+        """think() with the lock held; a ponder search also gets a watch (limits come at ponderhit)."""
         budget = NO_LIMIT if node_budget is None else max(0, int(node_budget))
         depth_limit = 97 if max_depth is None else max(1, min(97, int(max_depth)))
-        with self._lock:
-            g = self._g
-            start = time.monotonic_ns()
-            deadline = 0 if movetime_ms is None else start + max(1, int(movetime_ms * 1e6))
-            self._prepare(mk=I, budget=budget, max_depth=depth_limit, deadline=deadline)
-            self._table_used = True
+        g = self._g
+        start = time.monotonic_ns()
+        deadline = 0 if movetime_ms is None else start + max(1, int(movetime_ms * 1e6))
+        self._prepare(mk=I, budget=budget, max_depth=depth_limit, deadline=deadline)
+        self._table_used = True
+        watch = LimitWatch(self, limits, start) if limits is not None or ponder is not None else None
+        if ponder is not None:
+            ponder.origin_ns, ponder.watch = start, watch
+            ponder.root_slot = self._slot()
+            ponder.root_was_locked = bool(self.hash_entry()["locked"])
+            if ponder.stop_requested:    # a stop() that came before the search began (see stop())
+                g[G_STOP] = 1
+            ponder.started.set()
+        try:
             ret = D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g)
-            elapsed_ms = (time.monotonic_ns() - start) / 1e6
-            iterations = self.completed_iterations()
-            move_text = None
-            if ret == I:
-                move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]))
-            last = iterations[-1] if iterations else (0, 0, 0, "")
-            return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
-                                time_ms=elapsed_ms, iterations=iterations)
+        finally:
+            if watch is not None:
+                watch.close()
+        elapsed_ms = (time.monotonic_ns() - start) / 1e6
+        iterations = self.completed_iterations()
+        move_text = None
+        if ret == I:
+            move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]))
+        last = iterations[-1] if iterations else (0, 0, 0, "")
+        return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
+                            time_ms=elapsed_ms, iterations=iterations)
 
     def completed_iterations(self, start: int = 0) -> list[tuple[int, int, int, str]]:
         """(depth, nodes, score, best move) of each root iteration completed so far, from ``start`` on.
@@ -352,8 +400,99 @@ class Engine:
         return text
 
     def stop(self) -> None:
-        """Ask a running ``think()`` (in another thread) to finish now and play its best move so far."""
+        """Ask a running ``think()`` (in another thread) to finish now and play its best move so far.
+
+        A ponder search stops too; the ponder stays pending (``ponderhit()`` or ``ponder_miss()``).
+        """
+        ponder = self._ponder
+        if ponder is not None:
+            ponder.stop_requested = True   # before G_STOP: a search starting now sees one or the other
         self._g[G_STOP] = 1
+
+    # ----------------------------------------------------------------- pondering (engine/ponder.py)
+    @property
+    def pondering(self) -> bool:
+        """True from ``ponder()`` until ``ponderhit()`` or ``ponder_miss()``."""
+        return self._ponder is not None
+
+    def _refuse_while_pondering(self) -> None:
+        if self._ponder is not None:
+            raise RuntimeError("the engine is pondering: call ponderhit() or ponder_miss() first")
+
+    def _slot(self) -> int:
+        g = self._g
+        return (int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1)
+
+    def expected_reply(self) -> str | None:
+        """The reply the last search expects in the current position, or None (see engine/ponder.py)."""
+        entry = self.hash_entry()
+        if not entry["matches"]:
+            return None
+        move = _legal_move(self._board, int(entry["X"]) & 0x77, int(entry["Y"]) & 0x77)
+        return None if move is None else move.uci()
+
+    def ponder(self, expected: str) -> None:
+        """Play ``expected`` and search the position after it in a background thread, with no limit."""
+        self._refuse_while_pondering()
+        with self._lock:
+            slot = self._slot()
+            state = PonderState(b=self._b.copy(), g=self._g.copy(), board=self._board.copy(),
+                                moves=list(self.moves), refused=self.refused_legal_moves,
+                                before_slot=slot, before_entry=self._hash[slot].copy())
+        self.play(expected)     # IllegalMove: nothing changed, no ponder
+        self._ponder = state
+        state.thread = threading.Thread(target=self._ponder_run, args=(state,), name="ponder", daemon=True)
+        state.thread.start()
+        state.started.wait()
+
+    def _ponder_run(self, state: PonderState) -> None:
+        try:
+            with self._lock:
+                state.result = self._search(None, None, None, None, ponder=state)
+        except BaseException as exc:  # noqa: BLE001  (handed to ponderhit/ponder_miss)
+            state.error = exc
+        finally:
+            state.started.set()
+
+    def ponderhit(self, limits: Limits, since: float | None = None) -> SearchResult:
+        """The opponent played the expected move: go on under ``limits`` (counted from ``since``, a
+        ``time.monotonic()`` value, default the ponder start) and return the result, played."""
+        state = self._pending_ponder()
+        origin = state.origin_ns if since is None else int(since * 1e9)
+        g = self._g
+        if limits.nodes is not None:
+            g[G_BUDGET] = max(0, int(limits.nodes))
+        if limits.depth is not None:
+            g[G_MAXD] = max(1, min(97, int(limits.depth)))
+        if limits.hard_ms is not None:
+            g[G_DEADLINE] = origin + max(1, int(limits.hard_ms * 1e6))
+        if state.watch is not None:
+            state.watch.retarget(limits, origin)
+        state.thread.join()
+        self._ponder = None
+        if state.error is not None:
+            raise state.error
+        return state.result
+
+    def ponder_miss(self) -> SearchResult | None:
+        """The opponent played another move: stop and put the game back as before ``ponder()``."""
+        state = self._pending_ponder()
+        self.stop()
+        state.thread.join()
+        with self._lock:
+            release_root_lock(self._hash, state, self.completed_iterations())
+            self._hash[state.before_slot] = state.before_entry
+            self._b[:] = state.b
+            self._g[:] = state.g
+            self._board, self.moves, self.refused_legal_moves = state.board, state.moves, state.refused
+        self._ponder = None
+        return state.result     # None after a failed ponder search: the game is restored all the same
+
+    def _pending_ponder(self) -> PonderState:
+        state = self._ponder
+        if state is None or state.thread is None:
+            raise RuntimeError("no ponder search: call ponder() first")
+        return state
 
     def clear_hash(self) -> None:
         """Empty the hash table, game-history locks included (as micro-Max 3.x did before every move)."""
@@ -368,7 +507,7 @@ class Engine:
         score 0: the mark the original leaves on every position a game move was played from.
         """
         g = self._g
-        slot = (int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1)
+        slot = self._slot()
         entry = self._hash[slot]
         fields = {name: int(entry[name]) for name in ("K", "V", "X", "Y", "D")}
         return {"slot": slot, **fields, "matches": fields["K"] == int(g[G_Z]),

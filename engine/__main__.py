@@ -6,6 +6,7 @@
 - ``bench ...``: the benchmark, ``engine/bench.py``;
 - ``book build [--out PATH] ...`` / ``book stats [PATH]``: build the default opening book from the
   named opening lines / describe a Polyglot book, ``engine/book_build.py``;
+- ``ponder-stats ...``: the ponder hit rate and what a hit saves, ``engine/ponderstats.py``;
 - ``compile``: compile the search into numba's cache now and say where it went (a build step, e.g.
   Heroku's ``bin/post_compile``, so that the process that plays only loads it).
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import sys
 
 USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | book build|stats [options] "
-         "| compile]   (default: uci)")
+         "| ponder-stats [options] | compile]   (default: uci)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine import match
 
         return match.main(rest)
+    if command == "ponder-stats":
+        from engine import ponderstats
+
+        return ponderstats.main(rest)
     if command == "bench":
         try:
             from engine import bench

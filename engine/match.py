@@ -16,6 +16,19 @@ opening is played twice with the colours reversed, cycling through the list. Gam
 (``--concurrency``, default 2): every worker thread owns one process of each engine for all its
 games (``ucinewgame``/``new`` between games; a crashed engine is restarted).
 
+Pondering: ``--engine1-ponder`` (or ``--engine2-ponder``) lets that engine think on its opponent's
+time: python-chess sends ``go ponder`` with the engine's ``ponder`` move after each of its moves,
+then ``ponderhit`` if the opponent played it, else ``stop`` and the real position (UCI engines
+only). A pondering engine uses a second core while its opponent thinks: run such matches with
+``--concurrency 1`` on a 2-core machine.
+
+Old and new time manager from one commit: this engine's UCI option ``Time Rule`` is ``new`` (the
+default, ``engine/timeman.py``) or ``legacy`` (the bare port's rule), so the comparison of (a) the
+bare port, (b) the new time manager and (c) new + pondering is::
+
+    python -m engine match --engine1-option "Time Rule=legacy" --engine1-name legacy --engine2-name new
+    python -m engine match --engine1-ponder --engine1-name new+ponder --engine2-name new --concurrency 1
+
 Limits: ``--tc BASE+INC`` in seconds (the script keeps the clocks: the wall time of each ``play()``
 is charged to the mover, who loses on time when the clock falls below ``-time_margin``), or a fixed
 ``--movetime``, ``--nodes`` or ``--depth`` per move.
@@ -171,9 +184,10 @@ class EngineSpec:
     protocol: str = "uci"                 # "uci" or "xboard"
     options: dict[str, object] = field(default_factory=dict)
     name: str | None = None
+    ponder: bool = False                  # think on the opponent's time (go ponder / ponderhit)
 
     @classmethod
-    def parse(cls, text: str, options: list[str], name: str | None) -> EngineSpec:
+    def parse(cls, text: str, options: list[str], name: str | None, ponder: bool = False) -> EngineSpec:
         protocol = "uci"
         for prefix in ("uci:", "xboard:"):
             if text.startswith(prefix):
@@ -184,7 +198,9 @@ class EngineSpec:
         if command[0] in ("python", "python3"):
             command[0] = sys.executable
         parsed = dict(parse_option(o) for o in options)
-        return cls(command=command, protocol=protocol, options=parsed, name=name)
+        if ponder and protocol != "uci":
+            raise ValueError("pondering is supported for UCI engines only")
+        return cls(command=command, protocol=protocol, options=parsed, name=name, ponder=ponder)
 
     def open(self) -> chess.engine.SimpleEngine:
         env = dict(os.environ)
@@ -330,7 +346,7 @@ class Match:
                 limit = chess.engine.Limit(time=lim.movetime, nodes=lim.nodes, depth=lim.depth)
             start_t = time.perf_counter()
             try:
-                played = engines[i].play(board, limit, game=game_id)
+                played = engines[i].play(board, limit, game=game_id, ponder=self.specs[i].ponder)
             except chess.engine.EngineTerminatedError as exc:
                 self._drop(i)
                 result, termination = loser_result, f"engine crash: {exc}"
@@ -441,6 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine2-option", action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--engine1-name")
     p.add_argument("--engine2-name")
+    p.add_argument("--engine1-ponder", action="store_true", help="engine 1 ponders (UCI go ponder/ponderhit)")
+    p.add_argument("--engine2-ponder", action="store_true", help="engine 2 ponders")
     p.add_argument("--tc", help="time control BASE+INC in seconds, e.g. 10+0.1")
     p.add_argument("--movetime", type=float, help="seconds per move")
     p.add_argument("--nodes", type=int, help="nodes per move")
@@ -470,8 +488,12 @@ def main(argv: list[str] | None = None) -> int:
         limits.base, limits.inc = parse_tc(args.tc)
     else:
         limits.movetime, limits.nodes, limits.depth = args.movetime, args.nodes, args.depth
-    spec1 = EngineSpec.parse(args.engine1, args.engine1_option, args.engine1_name)
-    spec2 = EngineSpec.parse(args.engine2, args.engine2_option, args.engine2_name)
+    try:
+        spec1 = EngineSpec.parse(args.engine1, args.engine1_option, args.engine1_name, args.engine1_ponder)
+        spec2 = EngineSpec.parse(args.engine2, args.engine2_option, args.engine2_name, args.engine2_ponder)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     openings = load_openings(args.openings)
     if not openings:
         print("no openings", file=sys.stderr)

@@ -1,8 +1,9 @@
 """UCI front-end for the micro-Max 4.5 port: ``python -m engine uci`` (or the ``umax-engine`` script).
 
 Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
-``position startpos|fen <FEN> [moves ...]``, ``go [wtime btime winc binc movestogo movetime nodes
-depth infinite]``, ``stop``, ``quit``. Anything else (and any malformed command) is answered with
+``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
+nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``, ``Move
+Overhead``, ``Ponder``, ``Time Rule``. Anything else (and any malformed command) is answered with
 ``info string ...`` and otherwise ignored: the engine never exits on bad input, only on ``quit`` or
 end of input.
 
@@ -31,19 +32,41 @@ itself. The mapping kept here:
 
 Limits
 ------
-* ``wtime/btime/winc/binc/movestogo``: a target ``T = time_left/movestogo + 0.8*increment``
-  (``movestogo`` defaults to 30): no new root iteration is started once an iteration completes
-  after ``0.6*T`` (watched by polling, at most ~5 ms late), and ``think()`` gets a hard wall-clock
-  limit of ``min(2.5*T, 0.4*time_left)`` (``0.8*time_left`` with one move to go) less the ``Move
-  Overhead`` option.
-* ``movetime``: the hard limit, less ``Move Overhead`` (at most a quarter of it).
+One time manager for the bot and this front-end: ``engine/timeman.py`` (its docstring has the rule).
+``go`` turns its parameters into ``timeman.allocate()``'s inputs and hands the ``Limits`` to
+``Engine.think(limits=...)``, which applies the soft limit between root iterations itself.
+
+* ``wtime/btime/winc/binc/movestogo``: our clock, less the time since ``go`` arrived; the ``Move
+  Overhead`` option is the overhead; the reserve is scaled by our largest clock in this game.
+* ``movetime``: the hard limit, less ``Move Overhead`` (at most a quarter of it); with a clock, the
+  clock caps it.
 * ``nodes``: the original's node budget: no new root iteration starts once ``N >= nodes``; the
   iteration under way runs to its end, so the count overshoots (as in micro-Max).
 * ``depth``: the last root iteration; ``infinite``: no limit, ``bestmove`` waits for ``stop``.
 * plain ``go`` with no limit: the original's own budget, 1e6 nodes.
 * Iterations 1-3 always run (``Engine.stop()`` takes effect from iteration 4): a few ms at most.
-* ``mate``, ``searchmoves``, ``ponder`` are not supported: reported with ``info string``; ``mate``
-  and ``searchmoves`` are ignored, ``ponder`` searches as ``infinite``.
+* ``mate`` and ``searchmoves`` are not supported: reported with ``info string`` and ignored.
+* Option ``Time Rule`` (``new``, the default, or ``legacy``): ``legacy`` is the bare port's rule
+  (``timeman.legacy_limits()``: ``T = left/movestogo(30) + 0.8*inc``, soft ``0.6*T``, hard
+  ``min(2.5*T, 0.4*left) - overhead``, clock and movetime combined), kept only so that one commit
+  can compare old and new in a match (``--engine1-option "Time Rule=legacy"``).
+
+Pondering
+---------
+``bestmove M ponder P`` names the reply the engine expects (``Engine.expected_reply()``) whenever
+it has one. ``go ponder ...`` with the expected move last in ``position``: the engine's game is
+brought to the position before that move (keep-hash as for ``go``) and ``Engine.ponder(move)``
+searches after it with no limit; ``bestmove`` is never sent on its own, even when the search
+ends (a mate). The UCI specification: "ponderhit: the user has played the expected move. This will
+be sent if the engine was told to ponder on the same move the user has played. The engine should
+continue searching but switch from pondering to normal search." So on ``ponderhit`` the search goes
+on (``Engine.ponderhit()``) under the limits of the clock given with ``go ponder``, counted from the
+moment ``ponderhit`` arrived (our clock only runs from then). ``stop`` during ``go ponder`` (the
+opponent played another move) answers ``bestmove`` at once with the ponder search's move, which
+the GUI ignores, and puts the engine's game back as it was before the expected move
+(``Engine.ponder_miss()``), so the next ``position ... go`` keeps the table. The ``Ponder`` option
+is accepted and changes nothing: ``go ponder`` works either way. ``go ponder`` without any move in
+``position`` searches as a plain ``go`` and holds ``bestmove`` until ``ponderhit`` or ``stop``.
 
 Output
 ------
@@ -81,13 +104,15 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
 import chess
 
-from engine import Engine
+from engine import Engine, SearchResult, timeman
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
+from engine.timeman import Clock, Limits, TimeParams
 
 ENGINE_NAME = "umax 4.5 (micro-Max 4.5 keep-hash, numba port)"
 ENGINE_AUTHOR = "H.G. Muller (micro-Max 4.5); numba port: umax-bot"
@@ -98,6 +123,7 @@ ENTRY_BYTES = 12
 DEFAULT_NODES = 1_000_000   # the original's budget: N < 1e6
 MATE_THRESHOLD = 8000 - 200
 POLL_S = 0.005
+TIME_RULES = ("new", "legacy")   # option Time Rule: engine/timeman.py's allocate(), or the bare port's
 
 
 def hash_bits_for_mb(mb: int) -> int:
@@ -114,16 +140,8 @@ def uci_score(score: int) -> str:
     return f"cp {round(score * 100 / 74)}"
 
 
-def allocate_time(time_left_ms: float, inc_ms: float, movestogo: int | None,
-                  overhead_ms: float) -> tuple[float, float]:
-    """(soft, hard) limits in ms for a move with ``time_left_ms`` on our clock; see the module docstring."""
-    time_left_ms = max(1.0, time_left_ms)
-    mtg = max(1, movestogo) if movestogo else 30
-    target = time_left_ms / mtg + 0.8 * max(0.0, inc_ms)
-    ceiling = (0.8 if mtg == 1 else 0.4) * time_left_ms
-    hard = max(1.0, min(2.5 * target, ceiling) - overhead_ms)
-    soft = max(1.0, min(0.6 * target, hard))
-    return soft, hard
+def eng_iterations(result: SearchResult | None) -> list[tuple[int, int, int, str]]:
+    return [] if result is None else result.iterations
 
 
 def _legal_uci(board: chess.Board, text: str) -> str | None:
@@ -149,6 +167,7 @@ class GoParams:
     nodes: int | None = None
     depth: int | None = None
     infinite: bool = False
+    ponder: bool = False
 
 
 _GO_NUMBERS = {"wtime": float, "btime": float, "winc": float, "binc": float, "movestogo": int,
@@ -183,8 +202,7 @@ def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
             params.infinite = True
             i += 1
         elif tok == "ponder":
-            problems.append("ponder is not supported: searching as infinite")
-            params.infinite = True
+            params.ponder = True
             i += 1
         elif tok == "searchmoves":
             problems.append("searchmoves is not supported: searching all moves")
@@ -246,6 +264,9 @@ class UciEngine:
         self._rebuild_reasons: list[str] = ["first search"]   # why the next go must start a new game
         self._hash_mb = HASH_DEFAULT_MB
         self._overhead_ms = OVERHEAD_DEFAULT_MS
+        self._time_rule = TIME_RULES[0]
+        self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
+        self._ponderhit_at: float | None = None   # when ponderhit came for the `go ponder` under way
         self._debug = False
         self._own_book = False
         self._book_file = str(DEFAULT_BOOK)
@@ -259,6 +280,7 @@ class UciEngine:
         self._done = threading.Event()          # set just before a search's bestmove is written
         self._done.set()
         self._stop = threading.Event()
+        self._pondering = False                 # the search under way is a go ponder
 
     # ------------------------------------------------------------------ output
     def send(self, line: str) -> None:
@@ -321,6 +343,9 @@ class UciEngine:
                   f"max {OVERHEAD_MAX_MS}")
         self.send("option name OwnBook type check default false")
         self.send(f"option name Book File type string default {DEFAULT_BOOK}")
+        self.send("option name Ponder type check default false")
+        self.send(f"option name Time Rule type combo default {TIME_RULES[0]} "
+                  + " ".join(f"var {rule}" for rule in TIME_RULES))
         self.send("uciok")
 
     def _cmd_debug(self, args: list[str]) -> None:
@@ -374,6 +399,13 @@ class UciEngine:
                 self.info_string(f"Move Overhead value {value!r} is not an integer: ignored")
         elif key in ("ownbook", "book file"):
             self._set_book_option(key, value)
+        elif key == "ponder":
+            pass    # go ponder works either way; the GUI only tells us whether it will send it
+        elif key == "time rule":
+            if value.lower() in TIME_RULES:
+                self._time_rule = value.lower()
+            else:
+                self.info_string(f"Time Rule {value!r} unknown (allowed: {', '.join(TIME_RULES)}): ignored")
         else:
             self.info_string(f"unknown option {name!r} ignored")
 
@@ -428,7 +460,10 @@ class UciEngine:
             self._engine.stop()
 
     def _cmd_ponderhit(self, args: list[str]) -> None:
-        self.info_string("ponderhit: pondering is not supported; send stop to end the search")
+        if self._pondering and not self._done.is_set() and self._ponderhit_at is None:
+            self._ponderhit_at = time.monotonic()   # the go ponder clock applies from now
+        else:
+            self.info_string("ponderhit ignored: no go ponder under way")
 
     def quit(self) -> None:
         """Stop a search under way and wait briefly for it to end (its bestmove may still be printed)."""
@@ -448,6 +483,7 @@ class UciEngine:
             self.info_string(problem)
         self._stop.clear()
         self._done.clear()
+        self._pondering, self._ponderhit_at = params.ponder, None
         self._worker = threading.Thread(target=self._search, name="uci-search", daemon=True,
                                         args=(params, received, self._fen, list(self._moves),
                                               self._board.copy()))
@@ -490,68 +526,118 @@ class UciEngine:
         else:
             self._rebuild_reasons = ["after an error"]   # cleared below once the rebuild succeeded
             eng.new_game(fen)
-            self._engine_fen = fen
+            self._engine_fen, self._base_ms = fen, None
             for move in moves:
                 eng.play(move)
             self.info_string(f"keep-hash: new game, table cleared ({reason}), replayed {len(moves)} move(s)")
         self._rebuild_reasons = []
         return eng
 
-    def _limits(self, params: GoParams, board: chess.Board,
-                received: float) -> tuple[int | None, int | None, float | None, float | None]:
-        """(node_budget, max_depth, hard movetime ms, soft ms) for think() and the poller."""
+    def _limits(self, params: GoParams, board: chess.Board, received: float) -> Limits:
+        """The limits of this search by the Time Rule option (engine/timeman.py), counted from now."""
         spent_ms = (time.monotonic() - received) * 1000.0
-        hard = soft = None
         clock = params.wtime if board.turn == chess.WHITE else params.btime
         inc = params.winc if board.turn == chess.WHITE else params.binc
-        if not params.infinite and clock is not None:
-            soft, hard = allocate_time(clock - spent_ms, inc, params.movestogo, self._overhead_ms)
-        if not params.infinite and params.movetime is not None:
-            mt = max(1.0, params.movetime - min(self._overhead_ms, params.movetime / 4) - spent_ms)
-            hard = mt if hard is None else min(hard, mt)
-            soft = None if soft is None else min(soft, hard)
-        nodes = None if params.infinite else params.nodes
-        depth = None if params.infinite else params.depth
-        if (not params.infinite and nodes is None and depth is None and hard is None):
-            nodes = DEFAULT_NODES
+        movetime = None
+        if params.movetime is not None:   # the GUI's movetime includes our latency: a share of the overhead
+            movetime = max(1.0, params.movetime - min(self._overhead_ms, params.movetime / 4) - spent_ms)
+        if params.infinite:
+            limits = Limits()
+        elif self._time_rule == "legacy":
+            limits = self._legacy_limits(params, clock, inc, movetime, spent_ms)
+        else:
+            tm_clock = None
+            if clock is not None:
+                self._base_ms = max(self._base_ms or 0.0, clock)
+                tm_clock = Clock(clock - spent_ms, inc, params.movestogo, self._base_ms)
+            limits = timeman.allocate(tm_clock, TimeParams(overhead_ms=self._overhead_ms),
+                                      movetime_ms=movetime, nodes=params.nodes, depth=params.depth)
+            if limits == Limits():
+                limits = Limits(nodes=DEFAULT_NODES)
         if self._debug:
-            self.info_string(f"limits: nodes={nodes} depth={depth} hard_ms={hard} soft_ms={soft}")
-        return nodes, depth, hard, soft
+            self.info_string(f"limits ({self._time_rule}): {limits}")
+        return limits
+
+    def _legacy_limits(self, params: GoParams, clock: float | None, inc: float, movetime: float | None,
+                       spent_ms: float) -> Limits:
+        """The bare port's rule, exactly as it was (clock and movetime combined, nodes/depth beside)."""
+        soft = hard = None
+        if clock is not None:
+            old = timeman.legacy_limits(clock - spent_ms, inc, params.movestogo, self._overhead_ms)
+            soft, hard = old.soft_ms, old.hard_ms
+        if movetime is not None:
+            hard = movetime if hard is None else min(hard, movetime)
+            soft = None if soft is None else min(soft, hard)
+        nodes = params.nodes
+        if nodes is None and params.depth is None and hard is None:
+            nodes = DEFAULT_NODES
+        return Limits(soft_ms=soft, hard_ms=hard, nodes=nodes, depth=params.depth)
 
     def _search(self, params: GoParams, received: float, fen: str | None, moves: list[str],
                 board: chess.Board) -> None:
         best: str | None = None
+        reply: str | None = None
         try:
-            eng = self._sync(fen, moves)
-            best = self._book_move(eng, board, params)
-            if best is None:
-                nodes, depth, hard, soft = self._limits(params, board, received)
-                best = self._think(eng, board, nodes, depth, hard, soft)
+            if params.ponder and moves:
+                best, played = self._ponder(params, fen, moves, board)
+            else:
+                eng = self._sync(fen, moves)
+                best = played = self._book_move(eng, board, params)
+                if best is None:
+                    limits = self._limits(params, board, received)
+                    best = played = self._think(eng, board, lambda: eng.think(limits=limits))
+            # the reply the search expects, when the engine's board holds the move it names
+            reply = self._engine.expected_reply() if played is not None else None
         except Exception as exc:  # noqa: BLE001  (report, rebuild next time, and still answer)
             self._rebuild("after an error")
             self.info_string(f"search failed: {type(exc).__name__}: {exc}")
             legal = list(board.legal_moves)
             best = legal[0].uci() if legal else None
-        if params.infinite:
-            self._stop.wait()       # UCI: no bestmove before stop, even when the search ended by itself
+        # UCI: no bestmove before stop (infinite) or before stop/ponderhit (ponder), even when the
+        # search ended by itself
+        while (params.infinite or (params.ponder and self._ponderhit_at is None)) and not self._stop.is_set():
+            self._stop.wait(POLL_S)
         self._done.set()
-        self.send(f"bestmove {best or '(none)'}")
+        self.send(f"bestmove {best or '(none)'}" + (f" ponder {reply}" if reply else ""))
 
-    def _think(self, eng: Engine, board: chess.Board, nodes: int | None, depth: int | None,
-               hard: float | None, soft: float | None) -> str | None:
+    def _ponder(self, params: GoParams, fen: str | None, moves: list[str],
+                board: chess.Board) -> tuple[str | None, str | None]:
+        """go ponder: search after the last move (the expected one) until ponderhit or stop.
+
+        Returns (bestmove, the move if the engine's game kept it: after ponderhit only)."""
+        eng = self._sync(fen, moves[:-1])
+        eng.ponder(moves[-1])
+        printed, start = 0, time.monotonic()
+        while self._ponderhit_at is None:
+            if self._stop.is_set():     # the opponent played something else (or the game ended)
+                result = eng.ponder_miss()
+                for it in eng_iterations(result)[printed:]:
+                    self._info_line(board, it, result.time_ms)
+                return (result.move if result is not None else None), None
+            time.sleep(POLL_S)
+            for it in eng.completed_iterations(printed):
+                self._info_line(board, it, (time.monotonic() - start) * 1000.0)
+                printed += 1
+        hit = self._ponderhit_at
+        limits = self._limits(params, board, hit)
+        best = self._think(eng, board, lambda: eng.ponderhit(limits, since=hit), printed, start)
+        return best, best
+
+    def _think(self, eng: Engine, board: chess.Board, search: Callable[[], SearchResult], printed: int = 0,
+               start: float | None = None) -> str | None:
+        """Run ``search`` (a think or a ponderhit) in a thread, printing iterations and passing stops."""
         outcome: dict[str, object] = {}
 
         def run() -> None:
             try:
-                outcome["result"] = eng.think(node_budget=nodes, max_depth=depth, movetime_ms=hard)
+                outcome["result"] = search()
             except BaseException as exc:  # noqa: BLE001  (handed to the search thread)
                 outcome["error"] = exc
 
-        start = time.monotonic()
+        start = time.monotonic() if start is None else start
         thinker = threading.Thread(target=run, name="uci-think", daemon=True)
         # think() resets the engine's stop flag when it starts, so a stop is re-sent while it runs.
         thinker.start()
-        printed = 0
         while thinker.is_alive():
             thinker.join(POLL_S)
             elapsed = (time.monotonic() - start) * 1000.0
@@ -560,8 +646,6 @@ class UciEngine:
             for it in eng.completed_iterations(printed):
                 self._info_line(board, it, elapsed)
                 printed += 1
-                if soft is not None and elapsed >= soft:
-                    eng.stop()   # soft limit: do not let a new iteration run on
         if "error" in outcome:
             raise outcome["error"]  # type: ignore[misc]
         result = outcome["result"]

@@ -21,6 +21,7 @@ from bot.outside import OutsideMove
 from bot.position import GamePosition
 from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
 from engine import Engine
+from engine.timeman import Limits
 
 
 class CountingEngine(Engine):
@@ -243,10 +244,10 @@ def test_moves_from_outside_are_played_on_the_engine_and_bad_ones_skipped():
     engine = Engine(hash_bits=16)
     position = GamePosition(engine, "test", (broken, illegal, book))
     position.start(None)
-    res = position.think(node_budget=1000, movetime_ms=None, time_left_ms=60_000)
+    res = position.think(Limits(nodes=1000), time_left_ms=60_000)
     assert (res.move, res.source, res.scored) == ("g1f3", "book", False)
     assert engine.moves == ["g1f3"] and broken.asked == illegal.asked == book.asked == 1
     # The engine is one move ahead, as after its own search; the server's echo extends it.
     assert position.update(["g1f3", "d7d5"], own_move_posted_at=0) and engine.moves == ["g1f3", "d7d5"]
-    res = position.think(node_budget=1000, movetime_ms=None)  # out of book: the engine searches
+    res = position.think(Limits(nodes=1000))  # out of book: the engine searches
     assert res.depth > 0 and engine.moves[:2] == ["g1f3", "d7d5"] and len(engine.moves) == 3

@@ -116,6 +116,9 @@ def test_engine_spec_parsing() -> None:
     assert spec.protocol == "xboard" and spec.command == ["/usr/games/fairymax", "-x", "a b"]
     with pytest.raises(ValueError):
         EngineSpec.parse("uci:", [], None)
+    assert EngineSpec.parse("python -m engine uci", ["Time Rule=legacy"], None, ponder=True).ponder
+    with pytest.raises(ValueError, match="UCI engines only"):
+        EngineSpec.parse("xboard:/usr/games/fairymax", [], None, ponder=True)
 
 
 def test_illegal_moves_lose(fake_engine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

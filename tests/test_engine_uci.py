@@ -20,9 +20,9 @@ import chess.engine
 import pytest
 
 from engine import Engine, EngineDesync
+from engine.timeman import legacy_limits
 from engine.uci import (
     UciEngine,
-    allocate_time,
     hash_bits_for_mb,
     parse_go,
     parse_position,
@@ -119,14 +119,16 @@ def test_hash_option_to_table_bits() -> None:
         assert (1 << bits) * 12 <= mb * 2**20 < (1 << (bits + 1)) * 12
 
 
-def test_time_allocation() -> None:
-    soft, hard = allocate_time(10_000, 100, None, 30)
-    assert 0 < soft <= hard < 0.4 * 10_000
-    assert soft == pytest.approx(0.6 * (10_000 / 30 + 80))
-    soft, hard = allocate_time(1_000, 0, 1, 30)        # last move before the time control
-    assert hard == pytest.approx(0.8 * 1_000 - 30)
-    soft, hard = allocate_time(-50, 0, None, 30)       # overstepped clock: still a (tiny) search
-    assert soft >= 1 and hard >= 1
+def test_legacy_time_rule() -> None:
+    """The bare port's rule, kept for the Time Rule legacy comparison, is unchanged."""
+    old = legacy_limits(10_000, 100, None, 30)
+    assert 0 < old.soft_ms <= old.hard_ms < 0.4 * 10_000
+    assert old.soft_ms == pytest.approx(0.6 * (10_000 / 30 + 80))
+    assert not old.adaptive
+    old = legacy_limits(1_000, 0, 1, 30)        # last move before the time control
+    assert old.hard_ms == pytest.approx(0.8 * 1_000 - 30)
+    old = legacy_limits(-50, 0, None, 30)       # overstepped clock: still a (tiny) search
+    assert old.soft_ms >= 1 and old.hard_ms >= 1
 
 
 def test_parse_go_and_position() -> None:
@@ -352,3 +354,90 @@ def test_a_failing_search_still_answers_bestmove() -> None:
     lines = out.getvalue().splitlines()
     assert "keep-hash: new game, table cleared (after an error)" in "\n".join(lines)
     assert lines[-1].startswith("bestmove ") and lines[-1] != "bestmove (none)"
+
+
+# ---------------------------------------------------------------------------- pondering, Time Rule
+PONDER_MATE = "6k1/5ppp/8/8/8/8/8/R5K1 b - - 0 1"   # after ...Kh8 (the ponder move) Ra8 mates
+
+
+def test_ponder_and_time_rule_options(uci: chess.engine.SimpleEngine) -> None:
+    assert uci.options["Ponder"].type == "check" and uci.options["Ponder"].default is False
+    rule = uci.options["Time Rule"]
+    assert (rule.type, rule.default, list(rule.var)) == ("combo", "new", ["new", "legacy"])
+
+
+def test_bestmove_names_a_legal_ponder_move(raw: RawUci) -> None:
+    raw.send("position startpos moves e2e4 e7e5")
+    raw.send("go nodes 20000")
+    tokens = raw.expect("bestmove")[-1].split()
+    assert tokens[2] == "ponder", tokens
+    board = chess.Board()
+    for move in ("e2e4", "e7e5", tokens[1]):
+        board.push_uci(move)
+    assert board.is_legal(chess.Move.from_uci(tokens[3]))
+
+
+def test_go_ponder_waits_even_for_a_mate_and_ponderhit_answers(raw: RawUci) -> None:
+    raw.send(f"position fen {PONDER_MATE} moves g8h8")
+    raw.send("go ponder wtime 10000 btime 10000")
+    time.sleep(0.3)                    # the mate is found at once: still no bestmove
+    raw.send("isready")
+    got = raw.expect("readyok", timeout=5)
+    assert not any(g.startswith("bestmove") for g in got)
+    start = time.monotonic()
+    raw.send("ponderhit")
+    got = raw.expect("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.5
+    assert got[-1].split()[:2] == ["bestmove", "a1a8"]
+
+
+def test_ponderhit_applies_the_clock_from_the_hit(raw: RawUci) -> None:
+    raw.send("debug on")
+    raw.send("position startpos moves e2e4 e7e5")
+    raw.send("go ponder wtime 20000 btime 20000")
+    raw.expect("info depth 5", timeout=10)
+    time.sleep(2.0)                    # longer than the hard limit of a 20 s clock (about 1.5 s)
+    start = time.monotonic()
+    raw.send("ponderhit")
+    got = raw.expect("bestmove", timeout=5)
+    took = time.monotonic() - start
+    limits = next(g for g in got if g.startswith("info string limits (new)"))
+    assert "soft" in limits and "hard" in limits
+    # counted from the ponder start the limits would be spent: the answer would come at once
+    assert 0.1 < took < 2.0
+    board = chess.Board()
+    for move in ("e2e4", "e7e5"):
+        board.push_uci(move)
+    assert board.is_legal(chess.Move.from_uci(got[-1].split()[1]))
+
+
+def test_stop_during_ponder_answers_at_once_and_keeps_the_table(raw: RawUci) -> None:
+    raw.send("position startpos moves e2e4 e7e5 g1f3")
+    raw.send("go ponder wtime 60000 btime 60000")
+    raw.expect("info depth 6", timeout=10)
+    start = time.monotonic()
+    raw.send("stop")
+    got = raw.expect("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.5
+    after_nf3 = chess.Board()
+    for move in ("e2e4", "e7e5", "g1f3"):
+        after_nf3.push_uci(move)
+    assert after_nf3.is_legal(chess.Move.from_uci(got[-1].split()[1]))
+    # the opponent played another move: the engine's game was put back before g1f3
+    raw.send("position startpos moves e2e4 e7e5 b1c3")
+    raw.send("go depth 5")
+    got = raw.expect("bestmove", timeout=10)
+    assert "info string keep-hash: table kept, applied 1 new move(s)" in got
+    raw.send("ponderhit")              # nothing to hit now
+    raw.send("isready")
+    assert any("ponderhit ignored" in g for g in raw.expect("readyok"))
+
+
+def test_match_plays_with_ponder_and_both_time_rules(uci: chess.engine.SimpleEngine) -> None:
+    board, game = chess.Board(), object()
+    for ply in range(8):
+        limit = chess.engine.Limit(white_clock=3.0, black_clock=3.0, white_inc=0.05, black_inc=0.05)
+        result = uci.play(board, limit, game=game, ponder=ply % 4 < 2,
+                          options={"Time Rule": "legacy" if ply % 2 else "new"})
+        assert board.is_legal(result.move)
+        board.push(result.move)

@@ -1,0 +1,194 @@
+"""The one time manager (engine/timeman.py): pure limits from a clock, and their use by the bot and UCI."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.config import config_from_dict
+from engine import timeman
+from engine.timeman import FLOOR_MS, Clock, Limits, TimeParams, allocate
+
+BOT = TimeParams(overhead_ms=300, reserve_ms=4000, min_think_ms=20, max_think_ms=15000)
+
+
+def plan_cap(clock: Clock, params: TimeParams) -> float:
+    """What a move may plan to spend: the clock less the overhead and the reserve (or the floor)."""
+    return max(FLOOR_MS, clock.time_left_ms - params.overhead_ms - timeman.reserve_ms(clock, params))
+
+
+@pytest.mark.parametrize("left", [0, 1, 50, 300, 301, 1000, 2500, 4000, 4300, 4301, 5000, 10_000, 30_000,
+                                  59_999, 60_000, 180_000, 900_000, 10_800_000])
+def test_sudden_death_never_plans_into_the_reserve(left: int) -> None:
+    clock = Clock(left, 0, base_ms=60_000)
+    limits = allocate(clock, BOT)
+    assert FLOOR_MS <= limits.soft_ms <= limits.hard_ms
+    assert limits.hard_ms <= plan_cap(clock, BOT)
+    if left - 300 - 4000 > 0:
+        assert limits.hard_ms <= max(FLOOR_MS, 0.4 * (left - 300 - 4000))   # one move: 40 % of the pool
+    else:
+        assert limits.hard_ms == FLOOR_MS      # inside the reserve: depth-3 moves only
+
+
+@settings(deadline=None)
+@given(left=st.floats(0, 10_800_000), inc=st.floats(0, 180_000), mtg=st.one_of(st.none(), st.integers(1, 80)),
+       overhead=st.integers(0, 5000), reserve=st.integers(0, 10_000),
+       base=st.one_of(st.none(), st.floats(0, 1e7)), min_ms=st.integers(0, 5000))
+def test_limits_never_exceed_the_clock_less_overhead_and_reserve(left, inc, mtg, overhead, reserve, base,
+                                                                 min_ms) -> None:
+    params = TimeParams(overhead_ms=overhead, reserve_ms=reserve, min_think_ms=min_ms,
+                        max_think_ms=max(min_ms, 20_000))
+    clock = Clock(left, inc, mtg, base)
+    limits = allocate(clock, params)
+    assert FLOOR_MS <= limits.soft_ms <= limits.hard_ms <= plan_cap(clock, params)
+    assert limits.hard_ms <= 20_000 or limits.hard_ms == FLOOR_MS
+
+
+def simulate(base_ms: float, inc_ms: float, moves: int, latency_ms: float, params: TimeParams,
+             stall_at: int | None = None, stall_ms: float = 0.0, hard_weight: float = 1.0) -> list[float]:
+    """Our clock after each move when every move spends `hard_weight` of the way from its soft to its
+    hard limit (1: the whole hard limit) plus `latency_ms`."""
+    left, history = base_ms, []
+    for n in range(moves):
+        limits = allocate(Clock(left, inc_ms, base_ms=base_ms), params)
+        think = hard_weight * limits.hard_ms + (1 - hard_weight) * limits.soft_ms
+        left -= think + latency_ms + (stall_ms if n == stall_at else 0.0)
+        assert left > 0, f"flagged at move {n + 1}"
+        left += inc_ms
+        history.append(left)
+    return history
+
+
+def test_one_minute_game_keeps_its_reserve_after_80_moves_and_survives_a_stall() -> None:
+    """The soak's lost game: 1+0, 202 plies; after 80 moves the old rule (4 % of the clock a move)
+    had 2.5 s left and a 3.5 s stream silence flagged it. Pessimistic model of the new rule: every
+    move runs halfway from its soft to its hard limit (the search stops at the first iteration end
+    after soft), plus 20 ms of latency (the bot's own overhead was at most 5 ms). A 3.5 s stall
+    after 80 moves, or at the game's 101st move, is survived; even at the whole hard limit every
+    move the clock is above 3.5 s after 80 moves. (Moves at the 5 ms floor still lose their
+    latency: the reserve absorbs a stall, not a game-long lag.)"""
+    history = simulate(60_000, 0, 80, 20, BOT, hard_weight=0.5)
+    assert history[-1] > 4000
+    simulate(60_000, 0, 81, 20, BOT, stall_at=80, stall_ms=3500, hard_weight=0.5)    # asserts no flag
+    simulate(60_000, 0, 101, 20, BOT, stall_at=100, stall_ms=3500, hard_weight=0.5)
+    assert simulate(60_000, 0, 80, 20, BOT)[-1] > 3500
+    left = 60_000.0                  # the old bot rule, same latency: no room for the stall
+    for _ in range(80):
+        left -= 0.04 * (left - 300) + 20
+    assert left < 3000
+
+
+def test_increment_is_spent_and_refills_the_pool() -> None:
+    plain = allocate(Clock(60_000, 0, base_ms=60_000), BOT)
+    with_inc = allocate(Clock(60_000, 2_000, base_ms=60_000), BOT)
+    assert with_inc.soft_ms == pytest.approx(plain.soft_ms + 0.6 * 0.75 * 2_000)
+    # inside the reserve with an increment: the floor, until increments have refilled the pool
+    low = allocate(Clock(3_000, 2_000, base_ms=60_000), BOT)
+    assert low.hard_ms == FLOOR_MS
+    history = simulate(60_000, 2_000, 150, 100, BOT)
+    assert min(history[50:]) > 4000 + 300
+
+
+def test_movestogo_divides_the_pool_and_the_last_move_may_use_it_all() -> None:
+    params = TimeParams(overhead_ms=30, reserve_ms=4000)
+    clock = Clock(120_000, 0, movestogo=20, base_ms=120_000)
+    pool = 120_000 - 30 - 4000
+    limits = allocate(clock, params)
+    assert limits.soft_ms == pytest.approx(0.6 * pool / 20)
+    assert limits.hard_ms == pytest.approx(2.5 * pool / 20)
+    last = allocate(Clock(10_000, 0, movestogo=1, base_ms=120_000), params)
+    assert last.hard_ms == pytest.approx(10_000 - 30 - 4000)
+    assert allocate(Clock(10_000, 0, movestogo=5, base_ms=120_000), params).hard_ms < last.hard_ms
+
+
+def test_reserve_is_at_most_a_tenth_of_the_initial_clock() -> None:
+    params = TimeParams(overhead_ms=30)
+    assert timeman.reserve_ms(Clock(2_000, 100, base_ms=2_000), params) == pytest.approx(200)
+    assert timeman.reserve_ms(Clock(600_000, 0), params) == 4000
+    quick = allocate(Clock(2_000, 100, base_ms=2_000), params)   # a 2+0.1 engine match is not starved
+    assert quick.soft_ms > 50
+
+
+def test_min_and_max_think() -> None:
+    params = TimeParams(overhead_ms=0, reserve_ms=0, min_think_ms=200, max_think_ms=500)
+    assert allocate(Clock(3_600_000), params).hard_ms == 500
+    assert allocate(Clock(2_000), params).soft_ms == 200
+    # the clock beats min_think when nearly flagging
+    assert allocate(Clock(800), TimeParams(overhead_ms=300, min_think_ms=1000)).hard_ms <= 0.4 * 500
+
+
+def test_fixed_budgets_decide_and_the_clock_caps() -> None:
+    assert allocate(Clock(600_000), BOT, movetime_ms=2000) == Limits(hard_ms=2000)
+    capped = allocate(Clock(5_000, base_ms=60_000), BOT, movetime_ms=2000)
+    assert capped.hard_ms == pytest.approx(max(FLOOR_MS, 0.4 * (5_000 - 300 - 4000)))
+    nodes = allocate(Clock(60_000, base_ms=60_000), BOT, nodes=5000)
+    assert nodes.nodes == 5000 and nodes.soft_ms is None and nodes.hard_ms <= 60_000 - 4300
+    assert allocate(None, BOT, movetime_ms=700, nodes=9) == Limits(hard_ms=700, nodes=9)
+    assert allocate(None, BOT) == Limits()
+    assert str(Limits(soft_ms=100, hard_ms=400.4)) == "soft 100 ms / hard 400 ms"
+    assert str(Limits(hard_ms=7000, nodes=100000)) == "hard 7000 ms / 100000 nodes"
+    assert str(Limits()) == "unbounded"
+
+
+def test_adaptive_rules() -> None:
+    limits = Limits(soft_ms=100, hard_ms=1000, adaptive=True)
+    steady = [(5, 1000, 20, "e2e4"), (6, 4000, 22, "e2e4")]
+    changed = [(5, 1000, 20, "e2e4"), (6, 4000, 22, "d2d4")]
+    dropped = [(5, 1000, 20, "e2e4"), (6, 4000, -10, "e2e4")]
+    assert not limits.stop_after(50, steady)
+    assert limits.stop_after(100, steady)
+    assert not limits.stop_after(150, changed) and not limits.stop_after(150, dropped)
+    assert limits.stop_after(200, changed)                                 # EXTEND_FACTOR * soft
+    assert Limits(soft_ms=100, hard_ms=1000).stop_after(150, changed)   # not adaptive: stops at soft ...
+    assert not Limits(soft_ms=100, hard_ms=1000).stop_after(99, steady)  # ... and never before
+    # ... and the next iteration, 4x the nodes, would end at 4 * 300 ms > hard: stop before soft
+    assert limits.stop_after(300, steady) and Limits(soft_ms=400, hard_ms=1000, adaptive=True).stop_after(
+        300, steady)
+    assert not Limits(soft_ms=400, hard_ms=1000, adaptive=True).stop_after(200, steady)
+    early = Limits(soft_ms=600, hard_ms=1000, adaptive=True)   # no growth to go by: no prediction
+    assert not early.stop_after(500, [(4, 20, 50, "b2b3")])
+    assert not early.stop_after(500, [(2, 1, 0, "a2a3"), (3, 10, 50, "b2b3")])
+
+
+def test_bot_uses_the_time_manager() -> None:
+    """The bot's one call site: its settings become TimeParams; correspondence has its own budget."""
+    from bot.game import Game
+
+    cfg = config_from_dict({"time": {"move_overhead_ms": 300, "reserve_ms": 3000, "correspondence_nodes": 9}})
+    game = Game.__new__(Game)
+    game.cfg, game.increment_ms, game.initial_ms, game.correspondence = cfg, 1000, 60_000, False
+    params = TimeParams(overhead_ms=300, reserve_ms=3000, min_think_ms=20, max_think_ms=15000)
+    assert game._limits(20_000) == allocate(Clock(20_000, 1000, base_ms=60_000), params)
+    assert game._limits(None) == Limits(hard_ms=10_000, nodes=9)
+    game.correspondence = True
+    assert game._limits(20_000) == Limits(hard_ms=10_000, nodes=9)
+
+
+def test_uci_clock_path_uses_the_same_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine import uci
+
+    seen: list[tuple] = []
+    real = timeman.allocate
+
+    def spy(*args, **kwargs):
+        seen.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timeman, "allocate", spy)
+    ue = uci.UciEngine(out=io.StringIO())
+    params, _ = uci.parse_go("wtime 60000 btime 50000 winc 1000 binc 500 movestogo 7".split())
+    board = uci.chess.Board()
+    board.push_uci("e2e4")      # black to move: btime and binc
+    limits = ue._limits(params, board, received=uci.time.monotonic())
+    (clock, tparams), kwargs = seen[-1]
+    assert (clock.inc_ms, clock.movestogo, clock.base_ms) == (500, 7, 50_000)
+    assert 49_990 < clock.time_left_ms <= 50_000
+    assert tparams == TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS)
+    assert limits == real(clock, tparams)
+    ue.handle("setoption name Time Rule value legacy")
+    old = ue._limits(params, board, received=uci.time.monotonic())
+    expected = timeman.legacy_limits(50_000, 500, 7, uci.OVERHEAD_DEFAULT_MS)
+    assert old.adaptive is False and old.hard_ms == pytest.approx(expected.hard_ms, abs=5)
