@@ -88,6 +88,8 @@ class EngineConfig:
                               lo=1, hi=MAX_HASH_TOTAL_MB)
     memory_limit_mb: int | None = _opt(None, "memory the bot may use, MiB; null = the container's limit "
                                        "(a dyno's size) when there is one", lo=64, hi=MAX_HASH_TOTAL_MB)
+    ponder: bool = _opt(True, "think on the opponent's time, about the reply the last search expects "
+                        "(only while one game runs, on a machine of two cores or more)")
 
 
 @dataclass

@@ -69,11 +69,13 @@ class Game:
     def __init__(self, game_id: str, li: Lichess, cfg: Config, me: str,
                  new_engine: Callable[[], EngineLike], shutdown: threading.Event,
                  on_end: Callable[[Game], None] | None = None,
-                 give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = ()):
+                 give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
+                 may_ponder: Callable[[], bool] = lambda: False):
         self.id = game_id
         self.li, self.cfg, self.me = li, cfg, me.lower()
         self._new_engine = new_engine
         self._sources = sources  # book, tablebase: asked before the engine (bot.outside)
+        self._may_ponder = may_ponder  # the runner's rule: engine.ponder on, and no other game running
         self._give_back = give_back  # returns the engine's hash table to the runner's pool
         self._shutdown = shutdown
         self._on_end = on_end
@@ -157,7 +159,12 @@ class Game:
         """Let go of the engine and its hash table (most of our memory): back to the pool it came
         from, or to the garbage collector. The position holds the engine too, and the runner keeps
         finished games around (its `finished` list)."""
-        engine, self.engine, self.position = self.engine, None, None
+        position, engine, self.engine, self.position = self.position, self.engine, None, None
+        if position is not None:
+            position.stop_ponder()  # the table goes to the next game: no search may still write to it
+            if position.ponder_hits or position.ponder_misses:
+                log.info("game %s: ponder: %d hit(s), %d miss(es)", self.id, position.ponder_hits,
+                         position.ponder_misses)
         if engine is not None and self._give_back is not None:
             self._give_back(engine)
 
@@ -167,8 +174,12 @@ class Game:
         self.finished.set()
 
     def begin_shutdown(self) -> None:
-        """Stop reading the stream; a search already running goes on (see `wait_idle`)."""
+        """Stop reading the stream; a search already running goes on (see `wait_idle`), a ponder
+        search does not."""
         self._stream_stop.set()
+        engine = self.engine
+        if engine is not None and engine.pondering:
+            engine.stop()  # the thread ends it for good (ponder_miss) when it leaves the game
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no search or move POST is in flight; after that none will start."""
@@ -352,6 +363,8 @@ class Game:
             self._moved_at_ply = ply
             self._failed_posts = 0
             self._log_move(res, ply, budget, received, sent, offer)
+            if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
+                self.position.start_ponder()
         if self._claim_due:  # the opponent left while we thought: now it is their turn
             self._claim()
 

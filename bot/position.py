@@ -41,6 +41,12 @@ class EngineLike(Protocol):
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
               movetime_ms: float | None = None, limits: Limits | None = None) -> Any: ...
     def stop(self) -> None: ...
+    @property
+    def pondering(self) -> bool: ...
+    def expected_reply(self) -> str | None: ...
+    def ponder(self, expected: str) -> None: ...
+    def ponderhit(self, limits: Limits, since: float | None = None) -> Any: ...
+    def ponder_miss(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,7 @@ class GamePosition:
         self._base_fen: str | None = None
         self._base_moves: list[str] = []
         self._engine_valid = False
+        self.ponder_hits = self.ponder_misses = 0
 
     def start(self, initial_fen: str | None) -> None:
         """A gameFull: the game starts from `initial_fen` (None = the standard position)."""
@@ -93,7 +100,22 @@ class GamePosition:
         """
         if not self._follow_board(raw_moves):
             return False
+        if self.engine.pondering:
+            game = self._engine_game()
+            if game is not None and game[:-1] == self.moves:
+                return True  # our own move's echo: the engine searches on after the reply it expects
+            if game == self.moves:
+                return True  # the reply it expected: think() turns the search into this move's
+            self.stop_ponder()
+            self.ponder_misses += game is not None and len(game) == len(self.moves)  # another reply
         return self._follow_engine(list(self.moves), own_move_posted_at)
+
+    def _engine_game(self) -> list[str] | None:
+        """The engine's game as the server would write it (its base moves plus its own), or None when
+        it cannot follow the game."""
+        if not self._engine_valid:
+            return None
+        return self._base_moves + list(self.engine.moves)
 
     def _start_board(self) -> chess.Board:
         return rules_board(self.initial_fen)
@@ -172,8 +194,17 @@ class GamePosition:
         return True
 
     def think(self, limits: Limits, time_left_ms: int | None = None) -> Any:
-        """A move from outside the engine (book, tablebase), else the engine's search within
-        `limits` (it plays its move on its own board), else a fallback move."""
+        """The ponder search when the opponent played the reply it expected (the time it ran counts as
+        spent on this move), else a move from outside the engine (book, tablebase), else the engine's
+        search within `limits` (it plays its move on its own board), else a fallback move."""
+        if self.engine.pondering:
+            self.ponder_hits += 1
+            try:
+                return self.engine.ponderhit(limits)
+            except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
+                log.exception("%s: the ponder search failed; choosing a move without it", self.label)
+                self._engine_valid = False
+                return self._fallback_move()
         outside = self._outside_move(time_left_ms)
         if outside is not None:
             return outside
@@ -184,6 +215,26 @@ class GamePosition:
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
         return self._fallback_move()
+
+    def start_ponder(self) -> str | None:
+        """After our move is posted: search, in the background, the position after the reply the
+        engine expects (engine/ponder.py). Returns that reply, or None: no usable hash entry, or the
+        engine cannot follow the game now."""
+        if not self._engine_valid or self.engine.pondering:
+            return None
+        try:
+            reply = self.engine.expected_reply()
+            if reply is not None:
+                self.engine.ponder(reply)
+        except Exception as e:  # noqa: BLE001 - pondering is a bonus: without it the game goes on
+            log.warning("%s: cannot ponder (%s: %s)", self.label, type(e).__name__, e)
+            return None
+        return reply
+
+    def stop_ponder(self) -> None:
+        """End a ponder search and put the engine's game back as it was before it (within a few ms)."""
+        if self.engine.pondering:
+            self.engine.ponder_miss()
 
     def _outside_move(self, time_left_ms: int | None) -> OutsideMove | None:
         """The first source's legal move, played on the engine too; None when no source has one."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import re
 import threading
 import time
@@ -476,9 +477,15 @@ class Runner:
                 assert self.tables is not None, "run() makes the tables before any game starts"
                 new_engine, give_back = self.tables.engine, self.tables.give_back
             game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back, sources=self.sources)
+                        give_back=give_back, sources=self.sources, may_ponder=self._may_ponder)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
+
+    def _may_ponder(self) -> bool:
+        """Pondering pays only with a core to spare: it runs while the opponent thinks, and with a
+        second game running it would take the core that game's own search needs (most bots run on
+        one or two cores). So: engine.ponder on, this the only game, and at least two cores."""
+        return self.cfg.engine.ponder and self.slots.count() <= 1 and (os.cpu_count() or 1) >= 2
 
     def _game_ended(self, game: Game) -> None:
         if not game.finished.is_set():

@@ -539,3 +539,52 @@ def test_the_default_book_makes_games_against_a_fixed_opponent_differ(sandbox, b
     assert len(set(openings)) >= 3, openings
     book_moves = [r for r in caplog.records if "from the book" in r.getMessage()]
     assert len(book_moves) >= 4
+
+
+def _ponder_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "ponder" and t.is_alive()]
+
+
+def test_pondering_hits_and_stops_with_the_game(sandbox, bot_for, caplog):
+    # The engine opponent answers as our engine expects more often than not: the bot searches on
+    # during the opponent's think and turns a hit into its move. Every move stays legal and on time,
+    # and when the game ends no ponder search is left running on the table given back.
+    caplog.set_level(logging.INFO, logger="bot.game")
+    bot = bot_for(engine={"ponder": True}, book={"enabled": False},
+                  time={"fixed_nodes": None, "max_think_ms": 150})
+    gid = sandbox.start_game(EngineOpponent(node_budget=4000, think_s=0.3), bot_color="white", clock=(120, 1))
+    assert sandbox.wait_moves(gid, 16, timeout=60)
+    sandbox.world.opponent_resign(gid)
+    assert sandbox.wait_game_over(gid, timeout=10) == "resign"
+    info = sandbox.game(gid)
+    assert info.rejected_moves == [] and legal_replay(info)
+    assert sandbox.wait_until(lambda: any("ponder:" in r.getMessage() for r in caplog.records), timeout=10)
+    line = next(r.getMessage() for r in caplog.records if "ponder:" in r.getMessage())
+    hits = int(line.split("ponder: ")[1].split(" hit")[0])
+    assert hits >= 1, line
+    assert sandbox.wait_until(lambda: not _ponder_threads(), timeout=5)
+    assert bot.runner.slots.count() == 0
+
+
+def test_shutdown_while_pondering_is_prompt(sandbox):
+    bot = Bot(make_config(sandbox, engine={"ponder": True}, book={"enabled": False},
+                          time={"fixed_nodes": None, "max_think_ms": 100})).start(sandbox)
+    gid = sandbox.start_game(ScriptedOpponent(["e7e5", "idle"]), bot_color="white", clock=(300, 0))
+    assert sandbox.wait_moves(gid, 3, timeout=20)
+    assert sandbox.wait_until(lambda: bool(_ponder_threads()), timeout=5)  # it thinks on our time...
+    started = time.monotonic()
+    assert bot.stop() == 0
+    assert time.monotonic() - started < 5
+    assert sandbox.wait_until(lambda: not _ponder_threads(), timeout=1)  # stopped, not left to run
+    assert sandbox.game(gid).status == "started"  # nothing resigned: the game resumes after a restart
+
+
+def test_no_pondering_while_two_games_run(sandbox, bot_for, caplog):
+    caplog.set_level(logging.INFO, logger="bot.game")
+    bot_for(engine={"ponder": True}, book={"enabled": False}, challenge={"concurrency": 2})
+    games = [sandbox.start_game(EngineOpponent(node_budget=2000), bot_color="white") for _ in range(2)]
+    assert all(sandbox.wait_moves(g, 12, timeout=60) for g in games)
+    for g in games:
+        sandbox.world.opponent_resign(g)
+        sandbox.wait_game_over(g, timeout=10)
+    assert not [r for r in caplog.records if "ponder:" in r.getMessage()]

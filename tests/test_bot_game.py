@@ -251,3 +251,29 @@ def test_moves_from_outside_are_played_on_the_engine_and_bad_ones_skipped():
     assert position.update(["g1f3", "d7d5"], own_move_posted_at=0) and engine.moves == ["g1f3", "d7d5"]
     res = position.think(Limits(nodes=1000))  # out of book: the engine searches
     assert res.depth > 0 and engine.moves[:2] == ["g1f3", "d7d5"] and len(engine.moves) == 3
+
+
+def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
+    engine = Engine(hash_bits=16)
+    position = GamePosition(engine, "test")
+    position.start(None)
+    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
+    ours = position.think(Limits(nodes=3000)).move
+    expected = position.start_ponder()
+    assert expected is not None and engine.pondering
+    # The echo of our own move: the ponder search goes on.
+    assert position.update(["e2e4", "e7e5", ours], own_move_posted_at=2) and engine.pondering
+    # The expected reply: the ponder search becomes this move's search.
+    assert position.update(["e2e4", "e7e5", ours, expected], own_move_posted_at=2) and engine.pondering
+    res = position.think(Limits(nodes=3000))
+    assert not engine.pondering and position.ponder_hits == 1
+    assert engine.moves == ["e2e4", "e7e5", ours, expected, res.move]
+    # Another reply than the expected one: the engine's game is put back and follows the real one.
+    expected = position.start_ponder()
+    board = position.board.copy()
+    board.push_uci(res.move)
+    other = next(m.uci() for m in board.legal_moves if m.uci() != expected)
+    moves = ["e2e4", "e7e5", ours, position.moves[3], res.move, other]
+    assert position.update(moves, own_move_posted_at=4)
+    assert not engine.pondering and position.ponder_misses == 1
+    assert engine.moves == moves and engine.board_matches()
