@@ -164,6 +164,7 @@ def test_game_stream_full_then_states(sb, client):
     assert full["white"]["id"] == "umax-bot" and full["white"]["title"] == "BOT"
     assert full["black"]["id"] == "alice" and full["black"]["title"] is None
     assert full["clock"] == {"initial": 60000, "increment": 2000}
+    assert "provisional" not in full["white"] and "provisional" not in full["black"]
     st = full["state"]
     assert (st["moves"], st["wtime"], st["btime"], st["status"]) == ("", 60000, 60000, "started")
     client.bots.make_move(gid, "e2e4")
@@ -202,27 +203,47 @@ def test_illegal_and_out_of_turn_moves_get_400_and_game_continues(sb, client):
 CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
 
 
+@pytest.mark.parametrize("kxr", [True, False])
 @pytest.mark.parametrize("notation", ["e1g1", "e1h1"])
-def test_castling_accepted_in_both_notations(sb, client, notation):
-    gid = sb.start_game(opponent=ScriptedOpponent(["e8c8"]), initial_fen=CASTLE_FEN)
+def test_castling_accepted_in_both_notations(sb, client, notation, kxr):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8c8"]), initial_fen=CASTLE_FEN,
+                        castling_as_king_takes_rook=kxr)
     client.bots.make_move(gid, notation)
     assert sb.wait_moves(gid, 2, 3)
     g = sb.game(gid)
-    assert g.moves == ["e1g1", "e8c8"]
+    assert g.moves == (["e1h1", "e8a8"] if kxr else ["e1g1", "e8c8"])
+    assert g.castling_as_king_takes_rook is kxr
     assert g.board.piece_at(chess.G1) == chess.Piece.from_symbol("K")
     assert g.board.piece_at(chess.F1) == chess.Piece.from_symbol("R")
 
 
-def test_castling_sent_as_king_takes_rook(sb, client):
-    gid = sb.start_game(opponent=ScriptedOpponent(["e8h8"]), bot_color="white",
+def test_castling_sent_as_king_takes_rook_by_default_in_standard_games(sb, client):
+    # Today's lila (UciDump without legacyStandardCastling): e1h1 in every variant, standard included.
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "g8f6", "f8c5", "e8h8"]), bot_color="white")
+    gs, full = _game_stream(client, gid)
+    for uci in ("e2e4", "g1f3", "f1c4"):
+        client.bots.make_move(gid, uci)
+        assert sb.wait_until(lambda: sb.game(gid).board.turn == chess.WHITE, 3)
+    client.bots.make_move(gid, "e1g1")  # the two-square form is still accepted in standard chess
+    st = gs.until(lambda s: s["type"] == "gameState" and len(s["moves"].split()) == 7)
+    assert st["moves"] == "e2e4 e7e5 g1f3 g8f6 f1c4 f8c5 e1h1"
+    st = gs.until(lambda s: s["type"] == "gameState" and len(s["moves"].split()) == 8)
+    assert st["moves"].endswith(" e8h8")
+    assert client.games.get_ongoing()[0]["lastMove"] == "e8h8"
+    ev = Reader(client.bots.stream_incoming_events())
+    assert ev.get()["game"]["lastMove"] == "e8h8"
+
+
+def test_castling_in_the_legacy_two_square_form_on_request(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8g8"]), bot_color="white",
                         initial_fen="r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R b KQkq - 0 1",
-                        castling_as_king_takes_rook=True)
+                        castling_as_king_takes_rook=False)
     assert sb.wait_moves(gid, 1, 3)
     gs, full = _game_stream(client, gid)
     assert full["initialFen"].startswith("r3k2r/")
-    assert full["state"]["moves"] == "e8h8"
-    client.bots.make_move(gid, "e1c1")
-    assert gs.get()["moves"] == "e8h8 e1a1"
+    assert full["state"]["moves"] == "e8g8"
+    client.bots.make_move(gid, "e1a1")
+    assert gs.get()["moves"] == "e8g8 e1c1"
 
 
 FRC_FEN = "4kr2/pppppppp/8/8/8/8/PPPPPPPP/4KR2 w Kk - 0 1"  # K, k: the f-rooks (the outermost)
@@ -481,3 +502,20 @@ def test_unplayable_variant_is_refused_with_400(sb, client):
         client.bots.accept_challenge(cid)
     assert ei.value.status_code == 400
     assert sb.challenge(cid).status == "created" and sb.errors == []
+
+
+def test_game_full_without_clock_for_correspondence_and_unlimited(sb, client):
+    for days in (3, None):
+        gid = sb.start_game(opponent=IdleOpponent(), clock=None, days=days)
+        _, full = _game_stream(client, gid)
+        assert "clock" not in full  # lila BotJsonView.gameFull: absent, not null
+        assert full.get("daysPerTurn") == days
+        assert full["speed"] == "correspondence"
+        assert full["black"]["title"] is None and "provisional" not in full["black"]
+
+
+def test_status_ids_as_scalachess():
+    from bot.sandbox import STATUS_IDS
+
+    assert STATUS_IDS["unknownFinish"] == 38 and STATUS_IDS["insufficientMaterialClaim"] == 39
+    assert STATUS_IDS["variantEnd"] == 60 and len(set(STATUS_IDS.values())) == len(STATUS_IDS)

@@ -67,7 +67,7 @@ class GameInfo:
     opponent_errors: list[str]
     stream_connects: int
     flagged: str | None = None                  # the colour that lost on time (status outoftime)
-    castling_as_king_takes_rook: bool = False   # castling sent as e1h1 in this game
+    castling_as_king_takes_rook: bool = True    # castling sent as e1h1 in this game (else e1g1)
 
     @property
     def over(self) -> bool:
@@ -193,7 +193,7 @@ class Sandbox:
                        clock: tuple[int, int] | None = (60, 0),
                        days: int | None = None, color: str = "random", initial_fen: str | None = None,
                        opponent: Opponent | None = None, *, challenger_rating: int = 1500,
-                       challenger_title: str | None = None, castling_as_king_takes_rook: bool = False,
+                       challenger_title: str | None = None, castling_as_king_takes_rook: bool = True,
                        think_s: float | None = None) -> str:
         """A challenge to the bot; `color` is the challenger's wish (white/black/random).
         clock=(limit_s, increment_s); clock=None with days=N is correspondence, with days=None unlimited."""
@@ -238,7 +238,7 @@ class Sandbox:
                    moves: list[str] | tuple[str, ...] = (), *, days: int | None = None,
                    variant: str = "standard", rated: bool = False, opponent_name: str = "alice",
                    opponent_is_bot: bool = False, opponent_rating: int = 1500,
-                   castling_as_king_takes_rook: bool = False, think_s: float | None = None) -> str:
+                   castling_as_king_takes_rook: bool = True, think_s: float | None = None) -> str:
         """A game already in progress (announced with gameStart on the event stream). `moves` are
         UCI moves already played from `initial_fen`; the clock runs if they are two or more."""
         if days is not None:

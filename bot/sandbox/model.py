@@ -189,8 +189,9 @@ class Game:
         self.board = board
         self.opponent = opponent
         self.options = options
-        # Chess960 always uses king-takes-rook; standard games only when asked (Lichess may do it too).
-        self.castling_kxr = bool(options.get("castling_as_king_takes_rook")) or variant == "chess960"
+        # Today's lila renders castling king-takes-rook (e1h1) in every variant (scalachess UciDump without
+        # legacyStandardCastling); castling_as_king_takes_rook=False gives the older e1g1 form (never in 960).
+        self.castling_kxr = bool(options.get("castling_as_king_takes_rook", True)) or variant == "chess960"
         self.think_s: float | None = options.get("think_s")
         self.no_start_s = no_start_s
         self.source = "friend"

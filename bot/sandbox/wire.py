@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .model import Challenge, Game, Player
 
-# Game status names and their numeric ids (Lichess `GameStatus`).
+# Game status names and their numeric ids (scalachess Status).
 STATUS_IDS: dict[str, int] = {
     "created": 10,
     "started": 20,
@@ -25,7 +25,8 @@ STATUS_IDS: dict[str, int] = {
     "outoftime": 35,
     "cheat": 36,
     "noStart": 37,
-    "unknownFinish": 50,
+    "unknownFinish": 38,
+    "insufficientMaterialClaim": 39,
     "variantEnd": 60,
 }
 
@@ -129,8 +130,12 @@ def user_json(p: Player, online: bool = True) -> dict[str, Any]:
 
 
 def player_json(p: Player) -> dict[str, Any]:
-    """GameEventPlayer (as in gameFull.white / gameFull.black): title is null for untitled players."""
-    return {"id": p.id, "name": p.name, "title": p.title, "rating": p.rating, "provisional": p.provisional}
+    """GameEventPlayer (gameFull.white / gameFull.black), as lila BotJsonView.playerJson builds it:
+    `title` is null for untitled players, `provisional` is present only when true."""
+    out: dict[str, Any] = {"id": p.id, "name": p.name, "title": p.title, "rating": p.rating}
+    if p.provisional:
+        out["provisional"] = True
+    return out
 
 
 def challenge_json(c: Challenge, base_url: str) -> dict[str, Any]:
@@ -199,12 +204,11 @@ def game_full_json(g: Game) -> dict[str, Any]:
         "initialFen": g.initial_fen or "startpos",
         "state": game_state_json(g),
     }
+    # lila BotJsonView.gameFull: `clock` only for realtime games (absent, not null, otherwise).
     if g.clock is not None:
         out["clock"] = {"initial": g.clock[0] * 1000, "increment": g.clock[1] * 1000}
-    else:
-        out["clock"] = None
-        if g.days is not None:
-            out["daysPerTurn"] = g.days
+    elif g.days is not None:
+        out["daysPerTurn"] = g.days
     return out
 
 
