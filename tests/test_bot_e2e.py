@@ -260,8 +260,9 @@ def test_two_games_at_once(sandbox, bot_for):
 def test_draw_offer_accepted_when_the_score_is_level(sandbox, bot_for):
     bot_for(draw={"accept": True, "min_moves": 0, "max_score_pawns": 1.0})
     fen = "4k3/4p3/8/8/8/8/4P3/4K3 w - - 0 1"  # symmetrical pawn ending
-    gid = sandbox.start_game(ScriptedOpponent(["offer-draw:e1d1"], then=IdleOpponent()), bot_color="black",
-                             initial_fen=fen)
+    # lila takes a draw offer only from ply 2 on, once both sides moved: the opponent offers with its 2nd move
+    gid = sandbox.start_game(ScriptedOpponent(["e1d1", "offer-draw:d1e1"], then=IdleOpponent()),
+                             bot_color="black", initial_fen=fen)
     assert sandbox.wait_game_over(gid, timeout=30) == "draw"
     assert any(path.endswith("/draw/yes") for _, _, path, _ in sandbox.requests(r"/draw/", "POST"))
 

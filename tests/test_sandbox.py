@@ -187,7 +187,10 @@ def test_illegal_and_out_of_turn_moves_get_400_and_game_continues(sb, client):
     gid = sb.start_game(opponent=ScriptedOpponent(["wait:0.5", "e7e5"]), bot_color="white")
     with pytest.raises(berserk.exceptions.ResponseError) as ei:
         client.bots.make_move(gid, "e2e5")
-    assert ei.value.status_code == 400 and "error" in ei.value.cause
+    assert ei.value.status_code == 400 and ei.value.cause == {"error": "Piece on e2 cannot move to e5"}
+    for text in ("zz", "0000", "e2e4e5"):  # lila BotPlayer: not UCI at all
+        r = _post(sb, f"/api/bot/game/{gid}/move/{text}")
+        assert (r.status_code, r.json()) == (400, {"error": f"Invalid UCI: {text}"})
     client.bots.make_move(gid, "e2e4")
     with pytest.raises(berserk.exceptions.ResponseError) as ei:  # the opponent is on move
         client.bots.make_move(gid, "d2d4")
@@ -196,8 +199,8 @@ def test_illegal_and_out_of_turn_moves_get_400_and_game_continues(sb, client):
     client.bots.make_move(gid, "d2d4")
     g = sb.game(gid)
     assert g.status == "started" and g.moves == ["e2e4", "e7e5", "d2d4"]
-    assert [u for u, _ in g.rejected_moves] == ["e2e5", "d2d4"]
-    assert [r.status for r in sb.requests("/move/", "POST")] == [400, 200, 400, 200]
+    assert [u for u, _ in g.rejected_moves] == ["e2e5", "zz", "0000", "e2e4e5", "d2d4"]
+    assert [r.status for r in sb.requests("/move/", "POST")] == [400, 400, 400, 400, 200, 400, 200]
 
 
 CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
@@ -365,19 +368,112 @@ def test_stalemate_and_insufficient_material_are_draws(sb, client):
 
 
 def test_draw_offers_both_ways(sb, client):
-    g1 = sb.start_game(opponent=ScriptedOpponent(["accept-draw"]), bot_color="white")
-    client.bots.make_move(g1, "e2e4?offeringDraw=true")
+    # lila BotPlayer.apply: offeringDraw is a Drawer.yes before the move (an offer needs ply >= 2)
+    g1 = sb.start_game(opponent=ScriptedOpponent(["accept-draw"]), bot_color="white", moves=["e2e4", "e7e5"])
+    client.bots.make_move(g1, "g1f3?offeringDraw=true")
     assert sb.wait_game_over(g1, 3) == "draw"
-    assert sb.game(g1).draw_offers == [("white", 1)] and sb.game(g1).winner is None
+    g = sb.game(g1)
+    assert g.draw_offers == [("white", 2)] and g.winner is None and g.moves[-1] == "g1f3"
+    assert g.chat == [("lichess", "player", "White offers draw"),
+                      ("lichess", "player", "Draw offer accepted")]
 
     g2 = sb.start_game(opponent=ScriptedOpponent(["offer-draw:e7e5"]), bot_color="white")
     gs, _ = _game_stream(client, g2)
     client.bots.make_move(g2, "e2e4")
-    st = gs.until(lambda s: s["moves"] == "e2e4 e7e5")
+    st = gs.until(lambda s: s.get("moves") == "e2e4 e7e5")
     assert st.get("bdraw") is True
     _post(sb, f"/api/bot/game/{g2}/draw/yes").raise_for_status()
     final = gs.rest(3)[-1]
     assert final["status"] == "draw" and "winner" not in final
+
+
+def test_draw_endpoint_as_lila_set_draw(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    gs, _ = _game_stream(client, gid)
+    r = _post(sb, f"/api/bot/game/{gid}/draw/yes")  # ply 0: lila ignores the offer, still 200
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.game(gid).draw_offers == [] and sb.game(gid).pending_draw == frozenset()
+    client.bots.make_move(gid, "e2e4?offeringDraw=true")  # no offer before both moved either
+    assert sb.game(gid).draw_offers == []
+    for word in ("maybe", "accept", "decline", "YES", "0"):  # not trueish: all mean no, never 400
+        assert _post(sb, f"/api/bot/game/{gid}/draw/{word}").json() == {"ok": True}
+    assert sb.game(gid).draw_offers == []
+    client.bots.resign_game(gid)  # before both moved: lila aborts
+    assert sb.wait_game_over(gid, 2) == "aborted"
+    r = _post(sb, f"/api/bot/game/{gid}/draw/yes")  # a finished game: nothing, 200
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.requests("/draw/") and all(x.status == 200 for x in sb.requests("/draw/"))
+
+
+def test_draw_offers_spaced_by_20_plies_and_trueish_words(sb, client):
+    mine = ["g1f3", "f3g1"] * 6  # a knight goes back and forth, the opponent's pawns advance (no repetition)
+    theirs = [f"{f}{a}{f}{b}" for f in "abcdgh" for a, b in (("7", "6"), ("6", "5"))]
+    gid = sb.start_game(opponent=ScriptedOpponent(theirs), bot_color="white", clock=(600, 0),
+                        moves=["e2e4", "e7e5"])
+    words = ["on", "1", "True", "yes", "true", "on", "1", "yes", "True", "true", "on", "yes"]
+    for i, (mv, word) in enumerate(zip(mine, words, strict=True)):
+        _post(sb, f"/api/bot/game/{gid}/draw/{word}").raise_for_status()
+        client.bots.make_move(gid, mv)  # the opponent's reply declines our offer
+        assert sb.wait_moves(gid, 2 + 2 * (i + 1), 3)
+    g = sb.game(gid)
+    assert g.status == "started"
+    # lila playerHasOfferedDrawRecently (last offer >= ply - 20): at ply 22 the offer of ply 2 is still
+    # recent, so the next one is at ply 24; every other yes was ignored
+    assert g.draw_offers == [("white", 2), ("white", 24)], sb.errors
+    assert [t for u, _, t in g.chat if u == "lichess"] == ["White offers draw"] * 2
+
+
+def test_draw_offer_to_a_side_that_cannot_mate_is_insufficient_material_claim(sb, client):
+    ev = Reader(client.bots.stream_incoming_events())
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white",
+                        initial_fen="4k3/8/8/8/8/8/8/R3K3 w - - 0 1", moves=["a1a2", "e8d8"])
+    assert ev.get()["type"] == "gameStart"
+    gs, _ = _game_stream(client, gid)
+    assert _post(sb, f"/api/bot/game/{gid}/draw/yes").json() == {"ok": True}
+    final = gs.rest(3)[-1]
+    assert final["status"] == "insufficientMaterialClaim" and "winner" not in final
+    fin = ev.get()
+    assert fin["type"] == "gameFinish"
+    assert fin["game"]["status"] == {"id": 39, "name": "insufficientMaterialClaim"}
+
+
+def test_move_with_offer_against_a_standing_offer_is_a_draw(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "offer-draw:b8c6"], then=IdleOpponent()),
+                        bot_color="white")
+    client.bots.make_move(gid, "e2e4")
+    assert sb.wait_moves(gid, 2, 3)
+    client.bots.make_move(gid, "g1f3")
+    assert sb.wait_until(lambda: "black" in sb.game(gid).pending_draw, 3)
+    r = _post(sb, f"/api/bot/game/{gid}/move/f1c4", params={"offeringDraw": "true"})
+    assert (r.status_code, r.json()) == (200, {"ok": True})  # lila: GameIsFinished swallowed
+    g = sb.game(gid)
+    assert g.status == "draw" and g.moves[-1] == "b8c6"  # the move itself was not played
+    assert ("lichess", "player", "Draw offer accepted") in g.chat
+
+
+def test_flag_with_the_other_side_offering_a_draw_is_a_draw(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", clock=(1, 0), moves=["e2e4", "e7e5"])
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "g1f3?offeringDraw=true")  # our offer stands; the opponent flags
+    final = gs.until(lambda x: x["type"] == "gameState" and x["status"] != "started", timeout=4)
+    assert final["status"] == "draw" and "winner" not in final  # lila Finisher.outOfTime
+    assert sb.game(gid).btime_ms == 0 and sb.game(gid).flagged is None
+
+
+def test_move_after_own_flag_fell_ends_the_game_and_answers_ok():
+    with Sandbox(flag_delay_s=5.0, opponent_think_s=0.0) as s:  # lila notices an unattended flag late
+        c = client_for(s)
+        gid = s.start_game(opponent=IdleOpponent(), bot_color="white", clock=(1, 0), moves=["e2e4", "e7e5"])
+        time.sleep(1.2)
+        assert s.game(gid).status == "started"
+        r = _post(s, f"/api/bot/game/{gid}/move/g1f3")
+        assert (r.status_code, r.json()) == (200, {"ok": True})  # lila MovePlayer: outOfTime, then ok
+        g = s.game(gid)
+        assert (g.status, g.winner, g.flagged, g.wtime_ms) == ("outoftime", "black", "white", 0)
+        assert g.moves == ["e2e4", "e7e5"] and g.bot_move_times == []
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:  # the game is over now: 400
+            c.bots.make_move(gid, "g1f3")
+        assert ei.value.status_code == 400
 
 
 def test_chat_both_ways(sb, client):

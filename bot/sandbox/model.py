@@ -225,6 +225,25 @@ class Game:
     def clock_running(self) -> bool:
         return self.clock is not None and self.plies_in_game >= 2 and self.status == "started"
 
+    def drawable(self) -> bool:
+        """lila Game.drawable: playable and no longer abortable (both sides moved in this game)."""
+        return self.status == "started" and self.plies_in_game >= 2
+
+    def offered_draw_recently(self, color: str) -> bool:
+        """lila playerHasOfferedDrawRecently: `color`'s last offer is at most 20 plies old."""
+        last = [n for c, n in self.draw_offers if c == color]
+        return bool(last) and last[-1] >= len(self.moves) - 20
+
+    def can_offer_draw(self, color: str) -> bool:
+        """lila playerCanOfferDraw: ply >= 2 (counted from the FEN's move number), no offer of ours
+        standing, none in the last 20 plies."""
+        return (self.status == "started" and self.board.ply() >= 2 and color not in self.pending_draw
+                and not self.offered_draw_recently(color))
+
+    def cannot_mate(self, color: str) -> bool:
+        """scalachess insufficient winning material for `color`."""
+        return self.board.has_insufficient_material(chess.WHITE if color == "white" else chess.BLACK)
+
     def clock_ms(self) -> tuple[int, int]:
         return max(0, int(self.time_ms["white"])), max(0, int(self.time_ms["black"]))
 
@@ -258,7 +277,8 @@ class World:
 
     def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
                  base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
-                 no_start_status: str = "aborted", challenge_ttl_s: float | None = None):
+                 no_start_status: str = "aborted", challenge_ttl_s: float | None = None,
+                 flag_delay_s: float = 0.0):
         self.cond = threading.Condition(threading.RLock())
         self.bot = bot
         self.bot_account = bot_account
@@ -269,6 +289,7 @@ class World:
         self.gone_claim_s = gone_claim_s
         self.no_start_status = no_start_status
         self.challenge_ttl_s = challenge_ttl_s
+        self.flag_delay_s = flag_delay_s  # how late the referee notices a flag nobody acted on
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
         self.event_sub: Subscriber | None = None
@@ -401,37 +422,57 @@ class World:
         self._publish_event({"type": "gameFinish", "game": wire.game_event_info(g)})
         self.cond.notify_all()
 
-    def _apply_move(self, g: Game, uci: str, color: str, now: float) -> None:
-        """Validate and play `uci` for `color` (raises ApiError 400, game unchanged)."""
+    @staticmethod
+    def _parse_uci_text(uci: str) -> None:
+        """lila BotPlayer: text that is not UCI at all -> 400 "Invalid UCI: <text>" (before any rule)."""
+        try:
+            ok = bool(chess.Move.from_uci(uci))  # the null move "0000" is falsy: not a move to lila
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ApiError(400, f"Invalid UCI: {uci}")
+
+    def _check_move(self, g: Game, uci: str, color: str) -> chess.Move:
+        """The move `color` wants to play, or ApiError 400 as lila answers it (game unchanged)."""
+        self._parse_uci_text(uci)
         if g.status != "started" or g.turn_color() != color:
             raise ApiError(400, "Not your turn, or game already over")
         try:
-            mv = parse_move(g.board, g.variant, uci)
+            return parse_move(g.board, g.variant, uci)
         except ValueError:
             raise ApiError(400, f"Piece on {uci[:2]} cannot move to {uci[2:4]}") from None
+
+    def _flag_fell(self, g: Game, color: str, now: float) -> bool:
+        """lila MovePlayer: a move arriving after the mover's flag fell is not played; the game ends
+        (Finisher.outOfTime) and the move request still succeeds."""
+        if g.clock_running() and g.remaining_ms(color, now) <= 0:
+            self._flag(g, color, now)
+            return True
+        return False
+
+    def _play(self, g: Game, mv: chess.Move, color: str, now: float) -> None:
+        """Push a checked move, charge the clock (plus increment) and decline the other side's offer."""
         if g.clock is not None and g.clock_running():
-            left = g.remaining_ms(color, now)
-            if left <= 0:
-                # Lichess refuses the move and ends the game: the flag fell before the move arrived.
-                self._flag(g, color, now)
-                raise ApiError(400, "Not your turn, or game already over")
-            g.time_ms[color] = left + g.clock[1] * 1000.0
+            g.time_ms[color] = g.remaining_ms(color, now) + g.clock[1] * 1000.0
         rendered = g.render(mv)
         g.board.push(mv)
         g.moves.append(rendered)
         g.plies_in_game += 1
         g.turn_started = now
-        # A move declines a standing offer from the other side (Lichess semantics).
+        # A move declines a standing offer from the other side (lila RoundAsyncActor postHumanOrBotPlay).
         g.pending_draw.discard(other(color))
 
     def _flag(self, g: Game, color: str, now: float) -> None:
+        """lila Finisher.outOfTime: a draw if the other side has a draw offer standing; else outoftime,
+        won by the other side unless it cannot mate."""
         g.time_ms[color] = 0.0
-        g.flagged = color
         win = other(color)
-        # Lichess: a flag against a side that cannot mate is a draw (status outoftime, no winner).
-        wc = chess.WHITE if win == "white" else chess.BLACK
-        winner = None if g.board.has_insufficient_material(wc) else win
-        self._finish(g, "outoftime", winner, now)
+        if win in g.pending_draw:
+            self._system_chat(g, "Draw offer accepted")
+            self._finish(g, "draw", None, now)
+            return
+        g.flagged = color
+        self._finish(g, "outoftime", None if g.cannot_mate(win) else win, now)
 
     def _after_move(self, g: Game, now: float) -> None:
         b = g.board
@@ -450,47 +491,81 @@ class World:
             self._publish_game(g, wire.game_state_json(g))
             self.cond.notify_all()
 
-    def _offer_or_accept_draw(self, g: Game, color: str, now: float) -> bool:
-        """Returns True when this agreed a draw (the other side had an offer standing)."""
+    def _system_chat(self, g: Game, text: str) -> None:
+        """lila Messenger.system: a line from "lichess" in the player room (sent on the game streams)."""
+        g.chat.append(("lichess", "player", text))
+        self._publish_game(g, {"type": "chatLine", "room": "player", "username": "lichess", "text": text})
+
+    def _draw_yes(self, g: Game, color: str, now: float) -> None:
+        """lila Drawer.yes: accept the other side's standing offer (draw), else make an offer if
+        playerCanOfferDraw allows it (silently nothing otherwise); an offer to a side that cannot mate
+        ends the game as insufficientMaterialClaim. (The threefold branch never applies here: the
+        sandbox draws every threefold repetition at once, as lila does in games with a bot.)
+        The caller publishes the new state."""
+        if not g.drawable():
+            return
         if other(color) in g.pending_draw:
+            self._system_chat(g, "Draw offer accepted")
             self._finish(g, "draw", None, now)
-            return True
-        if color not in g.pending_draw:
+        elif g.can_offer_draw(color):
+            if g.cannot_mate(other(color)):
+                self._finish(g, "insufficientMaterialClaim", None, now)
+                return
             g.pending_draw.add(color)
             g.draw_offers.append((color, len(g.moves)))
-        return False
+            self._system_chat(g, f"{color.capitalize()} offers draw")
+
+    def _draw_no(self, g: Game, color: str) -> None:
+        """lila Drawer.no: withdraw our own offer, else decline the other side's."""
+        if not g.drawable():
+            return
+        if color in g.pending_draw:
+            g.pending_draw.discard(color)
+        else:
+            g.pending_draw.discard(other(color))
+
+    def _publish_state(self, g: Game) -> None:
+        if g.status == "started":
+            self._publish_game(g, wire.game_state_json(g))
+        self.cond.notify_all()
 
     # --- the bot's side (HTTP endpoints) ---------------------------------------------------------
-    def bot_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
+    def bot_move(self, gid: str, uci: str, offering_draw: bool | None = None) -> None:
+        """lila BotPlayer.apply: check the text and the turn, then `offeringDraw` (true: Drawer.yes,
+        false: Drawer.no) before the move itself; a move the draw made moot, or one after our flag fell,
+        still answers 200 (the game is over)."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
             try:
-                self._apply_move(g, uci, g.bot_color, now)
+                mv = self._check_move(g, uci, g.bot_color)
             except ApiError as e:
                 g.rejected_moves.append((uci, e.message))
                 raise
+            if offering_draw is True:
+                self._draw_yes(g, g.bot_color, now)
+            elif offering_draw is False:
+                self._draw_no(g, g.bot_color)
+            if g.status != "started" or self._flag_fell(g, g.bot_color, now):
+                self.cond.notify_all()
+                return
+            self._play(g, mv, g.bot_color, now)
             g.bot_move_times.append(now)
             g.bot_move_latency.append(now - g.bot_turn_began)
-            if offering_draw:
-                g.pending_draw.add(g.bot_color)
-                g.draw_offers.append((g.bot_color, len(g.moves)))
             self._after_move(g, now)
 
     def bot_draw(self, gid: str, accept: bool) -> None:
+        """lila BotPlayer.setDraw: always answers 200, even when nothing happens or the game is over."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
             if g.status != "started":
-                raise ApiError(400, "Game already over")
+                return
             if accept:
-                if not self._offer_or_accept_draw(g, g.bot_color, now):
-                    self._publish_game(g, wire.game_state_json(g))
+                self._draw_yes(g, g.bot_color, now)
             else:
-                if other(g.bot_color) in g.pending_draw:
-                    g.pending_draw.discard(other(g.bot_color))
-                    self._publish_game(g, wire.game_state_json(g))
-            self.cond.notify_all()
+                self._draw_no(g, g.bot_color)
+            self._publish_state(g)
 
     def bot_chat(self, gid: str, room: str, text: str) -> None:
         with self.cond:
@@ -530,20 +605,26 @@ class World:
 
     # --- the opponent's side (driven by runner.py) -----------------------------------------------
     def opponent_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
+        """The opponent moves (and, with offering_draw, offers a draw right after its move, as a person
+        clicking "offer draw" would: the same Drawer.yes rules as the bot's offers)."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
             color = other(g.bot_color)
-            self._apply_move(g, uci, color, now)
+            mv = self._check_move(g, uci, color)
+            if self._flag_fell(g, color, now):
+                return
+            self._play(g, mv, color, now)
             if g.opponent_gone:  # moving means they are back
                 self._set_gone(g, False, now)
-            if offering_draw:
-                g.pending_draw.add(color)
-                g.draw_offers.append((color, len(g.moves)))
+            if offering_draw and not g.board.is_game_over(claim_draw=False):
+                self._draw_yes(g, color, now)
             g.bot_turn_began = now
-            self._after_move(g, now)
+            if g.status == "started":
+                self._after_move(g, now)
 
     def opponent_draw(self, gid: str, accept: bool) -> None:
+        """The opponent answers or makes a draw offer (lila Drawer.yes / Drawer.no)."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
@@ -551,12 +632,10 @@ class World:
                 return
             color = other(g.bot_color)
             if accept:
-                if not self._offer_or_accept_draw(g, color, now):
-                    self._publish_game(g, wire.game_state_json(g))
-            elif g.bot_color in g.pending_draw:
-                g.pending_draw.discard(g.bot_color)
-                self._publish_game(g, wire.game_state_json(g))
-            self.cond.notify_all()
+                self._draw_yes(g, color, now)
+            else:
+                self._draw_no(g, color)
+            self._publish_state(g)
 
     def opponent_resign(self, gid: str) -> None:
         with self.cond:
@@ -610,7 +689,8 @@ class World:
                     continue
                 mover = g.turn_color()
                 if g.clock_running():
-                    left = g.remaining_ms(mover, now)
+                    # lila notices a flag lazily (a move, a periodic check); flag_delay_s models that
+                    left = g.remaining_ms(mover, now) + self.flag_delay_s * 1000.0
                     if left <= 0:
                         self._flag(g, mover, now)
                         continue

@@ -70,8 +70,8 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ]
 ]
 
-_TRUE = {"yes", "true", "1", "accept"}
-_FALSE = {"no", "false", "0", "decline"}
+# lila.common.Form.trueish: these words mean yes; every other word means no (never an error).
+_TRUEISH = {"1", "true", "True", "on", "yes"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -247,8 +247,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_move(self, query: dict[str, str], body: Any, gid: str, move: str) -> Any:
         self._require_bot()
-        offering = query.get("offeringDraw", "").lower() in _TRUE
-        self.world.bot_move(gid, move, offering_draw=offering)
+        offer = query.get("offeringDraw")
+        self.world.bot_move(gid, move, offering_draw=None if offer is None else offer in _TRUEISH)
         return {"ok": True}
 
     def h_chat(self, query: dict[str, str], body: Any, gid: str) -> Any:
@@ -272,10 +272,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_draw(self, query: dict[str, str], body: Any, gid: str, accept: str) -> Any:
         self._require_bot()
-        a = accept.lower()
-        if a not in _TRUE | _FALSE:
-            raise ApiError(400, "Invalid value")
-        self.world.bot_draw(gid, a in _TRUE)
+        self.world.bot_draw(gid, accept in _TRUEISH)  # lila BotPlayer.setDraw: always 200
         return {"ok": True}
 
     def h_claim_victory(self, query: dict[str, str], body: Any, gid: str) -> Any:
