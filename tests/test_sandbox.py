@@ -486,6 +486,24 @@ def test_chat_both_ways(sb, client):
     echo = gs.until(lambda x: x["type"] == "chatLine")
     assert (echo["username"], echo["room"], echo["text"]) == ("umax-bot", "spectator", "good luck")
     assert ("umax-bot", "spectator", "good luck") in sb.game(gid).chat
+    client.bots.post_message(gid, "x" * 140)  # lila's limit, echoed too
+    echo = gs.until(lambda x: x["type"] == "chatLine")
+    assert (echo["username"], echo["room"], echo["text"]) == ("umax-bot", "player", "x" * 140)
+
+
+def test_chat_form_errors_as_lila_bot_form(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:
+        client.bots.post_message(gid, "x" * 141)
+    assert ei.value.status_code == 400
+    assert ei.value.cause == {"error": {"text": ["Maximum length is 140"]}}
+    for data, field in (({"text": "  ", "room": "player"}, "text"), ({"text": "hi", "room": "lobby"}, "room"),
+                        ({"text": "hi"}, "room")):
+        r = _post(sb, f"/api/bot/game/{gid}/chat", data=data)
+        assert r.status_code == 400 and list(r.json()["error"]) == [field], r.json()
+    assert sb.game(gid).chat == []
+    r = _post(sb, f"/api/bot/game/{gid}/chat", data={"text": "hi", "room": "spectator"})
+    assert r.json() == {"ok": True}
 
 
 def test_opponent_gone_countdown_and_claim_victory(sb, client):

@@ -29,12 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class ApiError(Exception):
-    """An HTTP error answer: status code plus the Lichess-style JSON body {"error": message}."""
+    """An HTTP error answer: status code plus the Lichess-style JSON body {"error": message}
+    (or `body` when lila answers something else, e.g. a form error or a rate limit)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, body: dict[str, Any] | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.body = body if body is not None else {"error": message}
 
 
 @dataclass
@@ -568,10 +570,9 @@ class World:
             self._publish_state(g)
 
     def bot_chat(self, gid: str, room: str, text: str) -> None:
+        """lila BotPlayer.chat (the form is checked by the HTTP layer, as lila BotForm.chat does)."""
         with self.cond:
             g = self.get_game(gid)
-            if room not in ("player", "spectator"):
-                raise ApiError(400, "Invalid room")
             g.chat.append((self.bot.name, room, text))
             # Lichess echoes the bot's own line back on its game stream.
             self._publish_game(g, {"type": "chatLine", "room": room, "username": self.bot.name, "text": text})
@@ -588,7 +589,7 @@ class World:
         with self.cond:
             g = self.get_game(gid)
             if g.status != "started":
-                raise ApiError(400, "Game already over")
+                raise ApiError(400, "This game cannot be resigned")
             if g.plies_in_game < 2:  # Lichess turns a resignation before both moved into an abort
                 self._finish(g, "aborted", None, time.monotonic())
             else:

@@ -74,6 +74,25 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
 _TRUEISH = {"1", "true", "True", "on", "yes"}
 
 
+CHAT_MAX = 140  # lila.chat.Line.textMaxSize
+
+
+def _check_chat_form(text: str, room: str) -> None:
+    """lila BotForm.chat: `text` required, at most 140 characters; `room` player or spectator.
+    A bad form -> 400 with lila's form-error body {"error": {field: [message, ...]}}."""
+    errors: dict[str, list[str]] = {}
+    if not text:
+        errors["text"] = ["This field is required"]
+    elif len(text) > CHAT_MAX:
+        errors["text"] = [f"Maximum length is {CHAT_MAX}"]
+    if not room:
+        errors["room"] = ["This field is required"]
+    elif room not in ("player", "spectator"):
+        errors["room"] = ["Invalid value"]
+    if errors:
+        raise ApiError(400, "Invalid form", {"error": errors})
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else ~44 ms per request (Nagle + delayed ACK)
@@ -200,7 +219,7 @@ class Handler(BaseHTTPRequestHandler):
                     try:
                         result = handler(query=query, body=body, **groups)
                     except ApiError as e:
-                        self._send_json(e.status, {"error": e.message})
+                        self._send_json(e.status, e.body)
                         return
                     if result is not None:
                         self._send_json(200, result)
@@ -254,10 +273,9 @@ class Handler(BaseHTTPRequestHandler):
     def h_chat(self, query: dict[str, str], body: Any, gid: str) -> Any:
         self._require_bot()
         b = body if isinstance(body, dict) else {}
-        text = str(b.get("text") or "")
-        if not text:
-            raise ApiError(400, "text: This field is required.")
-        self.world.bot_chat(gid, str(b.get("room") or "player"), text)
+        text, room = str(b.get("text") or "").strip(), str(b.get("room") or "")
+        _check_chat_form(text, room)
+        self.world.bot_chat(gid, room, text)
         return {"ok": True}
 
     def h_abort(self, query: dict[str, str], body: Any, gid: str) -> Any:
