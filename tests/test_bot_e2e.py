@@ -508,7 +508,9 @@ def test_resigns_a_lost_game_when_enabled(sandbox, bot_for):
 
 
 def test_opponent_gone_then_back_is_not_claimed():
-    with Sandbox(keepalive_s=1.0, gone_claim_s=2.0) as sb:
+    # lila sends the countdown on its round tick and no "gone: false" for a player back within it:
+    # the bot may claim in vain (400 or a 200 no-op), but the game must go on.
+    with Sandbox(keepalive_s=1.0, gone_claim_s=2.0, gone_tick_s=0.2) as sb:
         bot = Bot(make_config(sb)).start(sb)
         try:
             opponent = ScriptedOpponent(["e7e5", "gone", "wait:0.5", "back", "b8c6"], then=IdleOpponent())
@@ -516,8 +518,8 @@ def test_opponent_gone_then_back_is_not_claimed():
             assert sb.wait_challenge_answered(cid) == "accepted"
             gid = sb.challenge(cid).game_id
             assert sb.wait_moves(gid, 5, timeout=20)
-            time.sleep(2.5)  # past the (cancelled) claim time
+            time.sleep(2.5)  # past the claim time
             assert sb.game(gid).status == "started"
-            assert not sb.requests(r"/claim-victory")
+            assert all(r.status in (200, 400) for r in sb.requests(r"/claim-victory"))
         finally:
             assert bot.stop() == 0

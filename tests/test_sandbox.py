@@ -22,7 +22,7 @@ def _sandbox_threads() -> list[threading.Thread]:
 
 @pytest.fixture
 def sb():
-    s = Sandbox(keepalive_s=0.3, opponent_think_s=0.01, gone_claim_s=0.6).start()
+    s = Sandbox(keepalive_s=0.3, opponent_think_s=0.01, gone_claim_s=0.6, gone_tick_s=0.2).start()
     try:
         yield s
     finally:
@@ -42,6 +42,17 @@ def client(sb):
 
 def _post(sb, path: str, **kw) -> requests.Response:
     return requests.post(sb.url + path, headers={"Authorization": f"Bearer {sb.token}"}, timeout=5, **kw)
+
+
+def _drain(r: Reader, seconds: float) -> list[dict]:
+    """What a stream brings within `seconds` (it stays open)."""
+    out, deadline = [], time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            out.append(r.get(left))
+        except TimeoutError:
+            break
+    return out
 
 
 def _game_stream(client, gid: str) -> tuple[Reader, dict]:
@@ -512,14 +523,47 @@ def test_opponent_gone_countdown_and_claim_victory(sb, client):
     client.bots.make_move(gid, "e2e4")
     gs.until(lambda x: x["type"] == "gameState" and x["moves"] == "e2e4 e7e5")
     client.bots.make_move(gid, "g1f3")  # the opponent leaves on its turn
-    gone = gs.until(lambda x: x["type"] == "opponentGone")
+    gone = gs.until(lambda x: x["type"] == "opponentGone")  # on the next tick (lila RoundAsyncActor Tick)
     assert gone["gone"] is True and gone["claimWinInSeconds"] == 1
-    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 400  # too early
-    zero = gs.until(lambda x: x["type"] == "opponentGone", timeout=3)
-    assert zero["claimWinInSeconds"] == 0
-    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 200
+    r = _post(sb, f"/api/bot/game/{gid}/claim-victory")  # too early: lila BotPlayer.claimVictory
+    assert (r.status_code, r.json()) == (400, {"error": "You cannot claim the win on this game"})
+    zero = gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    assert zero["gone"] is True
+    again = gs.get(1)  # repeated on every tick while the opponent stays away
+    assert again == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 0}
+    assert sb.game(gid).status == "started"
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}
     final = gs.rest(3)[-1]
     assert final["status"] == "timeout" and final["winner"] == "white"
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}  # over: nothing, 200
+
+
+def test_claim_victory_on_our_own_turn_is_a_silent_no_op(sb, client):
+    # lila Pov.mightClaimWin is false on our turn: 200 and nothing happens, however long they are gone;
+    # once we moved, the same claim wins
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", moves=["d2d4", "d7d5"])
+    gs, _ = _game_stream(client, gid)
+    sb.set_opponent_gone(gid, True)
+    gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    r = _post(sb, f"/api/bot/game/{gid}/claim-victory")
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.game(gid).status == "started"
+    client.bots.make_move(gid, "e2e4")
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}
+    g = sb.game(gid)
+    assert (g.status, g.winner) == ("timeout", "white")
+
+
+def test_claim_victory_when_we_cannot_mate_ends_without_a_winner(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["gone"]), bot_color="white",
+                        initial_fen="4k3/8/8/8/8/8/4q3/K7 w - - 0 1", moves=["a1b1", "e2e3"])
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "b1a1")
+    gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    r = _post(sb, f"/api/bot/game/{gid}/claim-victory")  # lila Finisher.rageQuit: a lone king wins nothing
+    assert (r.status_code, r.json()) == (400, {"error": "You cannot claim the win on this game"})
+    g = sb.game(gid)
+    assert (g.status, g.winner) == ("timeout", None)
 
 
 def test_random_opponent_plays_legal_reproducible_games(sb, client):
@@ -555,14 +599,41 @@ def test_keepalive_lines_and_chunked_encoding(sb):
 
 
 def test_opponent_gone_and_back_on_demand(sb, client):
-    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", moves=["e2e4", "e7e5"])
     gs, _ = _game_stream(client, gid)
     sb.set_opponent_gone(gid, True)
-    assert gs.get() == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 1}
-    sb.set_opponent_gone(gid, False)
-    assert gs.get() == {"type": "opponentGone", "gone": False}
+    assert gs.get() == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 1}  # on a tick
+    sb.set_opponent_gone(gid, False)  # back within the countdown: lila sends nothing
+    assert sb.game(gid).opponent_gone is False
+    sb.set_opponent_gone(gid, True)
+    gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    sb.set_opponent_gone(gid, False)  # back after being long gone
+    assert gs.until(lambda x: x.get("gone") is False) == {"type": "opponentGone", "gone": False}
     time.sleep(0.7)
-    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 400  # they came back
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}  # our turn: a no-op
+    assert sb.game(gid).status == "started"
+
+
+def test_no_opponent_gone_on_subscribe():
+    with Sandbox(gone_claim_s=0.0, gone_tick_s=3600.0) as s:  # no tick within the test
+        gid = s.start_game(opponent=IdleOpponent(), moves=["e2e4", "e7e5"])
+        s.set_opponent_gone(gid, True)
+        gs, full = _game_stream(client_for(s), gid)
+        assert _drain(gs, 0.5) == []  # lila sends it on its next round tick, not on connect
+        assert _post(s, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}  # our turn
+
+
+def test_no_opponent_gone_before_both_moved_nor_without_a_clock(sb, client):
+    g1 = sb.start_game(opponent=IdleOpponent(), bot_color="black")
+    g2 = sb.start_game(opponent=IdleOpponent(), bot_color="black", clock=None, days=2, moves=["e2e4", "e7e5"])
+    streams = [_game_stream(client, g)[0] for g in (g1, g2)]
+    for g in (g1, g2):
+        sb.set_opponent_gone(g, True)
+    time.sleep(1.0)
+    for g, r in zip((g1, g2), streams, strict=True):
+        assert all(x["type"] != "opponentGone" for x in _drain(r, 0.3))
+        assert _post(sb, f"/api/bot/game/{g}/claim-victory").json() == {"ok": True}  # not forceResignable
+        assert sb.game(g).status == "started"
 
 
 def test_realtime_challenge_expires():

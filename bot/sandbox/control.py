@@ -85,7 +85,7 @@ class Sandbox:
                  seed: int | None = 0, *, host: str = "127.0.0.1", port: int = 0, keepalive_s: float = 6.0,
                  opponent_think_s: float = 0.05, no_start_s: float = 60.0, no_start_status: str = "aborted",
                  gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
-                 upgrade_allowed: bool = True, flag_delay_s: float = 0.0):
+                 upgrade_allowed: bool = True, flag_delay_s: float = 0.0, gone_tick_s: float = 1.0):
         self.token = token
         self.host = host
         self.port = port
@@ -97,7 +97,8 @@ class Sandbox:
         self.world = World(bot=Player.named(bot_name, title="BOT" if bot_account else None),
                            bot_account=bot_account, token=token, seed=seed, base_url=lambda: self.url,
                            no_start_s=no_start_s, gone_claim_s=gone_claim_s, no_start_status=no_start_status,
-                           challenge_ttl_s=challenge_ttl_s, flag_delay_s=flag_delay_s)
+                           challenge_ttl_s=challenge_ttl_s, flag_delay_s=flag_delay_s,
+                           gone_tick_s=gone_tick_s)
         self.runner = Runner(self.world, opponent_think_s)
         self._log: list[RequestRecord] = []
         self._details: list[RequestDetail] = []

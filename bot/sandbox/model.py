@@ -214,8 +214,7 @@ class Game:
         self.bot_move_latency: list[float] = []       # seconds from "bot's turn began" to move received
         self.rejected_moves: list[tuple[str, str]] = []  # (uci, error) of refused bot moves
         self.opponent_gone = False
-        self.gone_deadline: float | None = None   # when the bot may claim victory
-        self.gone_claim_sent = False
+        self.gone_deadline: float | None = None   # when the opponent is "long gone" (claimable)
         self.opponent_errors: list[str] = []
         self.subs: list[Subscriber] = []
         self.ended_at: float | None = None
@@ -280,7 +279,7 @@ class World:
     def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
                  base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
                  no_start_status: str = "aborted", challenge_ttl_s: float | None = None,
-                 flag_delay_s: float = 0.0):
+                 flag_delay_s: float = 0.0, gone_tick_s: float = 1.0):
         self.cond = threading.Condition(threading.RLock())
         self.bot = bot
         self.bot_account = bot_account
@@ -289,6 +288,8 @@ class World:
         self.base_url = base_url
         self.no_start_s = no_start_s
         self.gone_claim_s = gone_claim_s
+        self.gone_tick_s = gone_tick_s  # lila's round actors tick every 5 s (RoundSocket tickSeconds)
+        self._next_gone_tick = time.monotonic() + gone_tick_s
         self.no_start_status = no_start_status
         self.challenge_ttl_s = challenge_ttl_s
         self.flag_delay_s = flag_delay_s  # how late the referee notices a flag nobody acted on
@@ -595,14 +596,31 @@ class World:
             else:
                 self._finish(g, "resign", other(g.bot_color), time.monotonic())
 
+    @staticmethod
+    def _might_claim_win(g: Game) -> bool:
+        """lila Pov.mightClaimWin: Game.forceResignable (a clock game no longer abortable) and not the
+        claimer's turn."""
+        return g.status == "started" and g.clock is not None and g.plies_in_game >= 2 \
+            and g.turn_color() != g.bot_color
+
+    @staticmethod
+    def _long_gone(g: Game, now: float) -> bool:
+        """lila RoundAsyncActor Player.isLongGone: offline for the whole claim delay."""
+        return g.opponent_gone and g.gone_deadline is not None and now >= g.gone_deadline
+
     def bot_claim_victory(self, gid: str) -> None:
+        """lila BotPlayer.claimVictory: nothing (200) unless mightClaimWin; then ResignForce: a long-gone
+        opponent loses by `timeout` (Finisher.rageQuit: no winner if the bot cannot mate); 400 unless
+        the bot ends up the winner."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
-            claimable = g.opponent_gone and g.gone_deadline is not None and now >= g.gone_deadline
-            if g.status != "started" or not claimable:
+            if not self._might_claim_win(g):
+                return
+            if self._long_gone(g, now):
+                self._finish(g, "timeout", None if g.cannot_mate(g.bot_color) else g.bot_color, now)
+            if g.winner != g.bot_color:
                 raise ApiError(400, "You cannot claim the win on this game")
-            self._finish(g, "timeout", g.bot_color, now)
 
     # --- the opponent's side (driven by runner.py) -----------------------------------------------
     def opponent_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
@@ -661,16 +679,29 @@ class World:
             self.cond.notify_all()
 
     def _set_gone(self, g: Game, gone: bool, now: float) -> None:
-        g.opponent_gone = gone
-        if gone:
-            g.gone_deadline = now + self.gone_claim_s
-            g.gone_claim_sent = False
-            self._publish_game(g, {"type": "opponentGone", "gone": True,
-                                   "claimWinInSeconds": math.ceil(self.gone_claim_s)})
-        else:
-            g.gone_deadline = None
+        """The opponent leaves or comes back. Leaving is only announced by the periodic tick
+        (`_notify_gone`); coming back sends `gone: false` only after being long gone (lila
+        RoundAsyncActor Player.setOnline)."""
+        if not gone and self._long_gone(g, now):
             self._publish_game(g, {"type": "opponentGone", "gone": False})
+        g.opponent_gone = gone
+        g.gone_deadline = now + self.gone_claim_s if gone else None
         self.cond.notify_all()
+
+    def _notify_gone(self, g: Game, now: float) -> None:
+        """lila RoundAsyncActor `Tick`: while the opponent is offline and the bot online (its game stream
+        open), in a clock game both sides moved in: `claimWinInSeconds: 0` once claimable (every tick),
+        before that the countdown, if the opponent's clock outlasts it by more than 3 s."""
+        if not (g.opponent_gone and g.subs and g.clock_running() and g.gone_deadline is not None):
+            return
+        left_s = g.gone_deadline - now
+        if left_s <= 0:
+            left = 0
+        elif g.remaining_ms(other(g.bot_color), now) > (left_s + 3.0) * 1000.0:
+            left = math.ceil(left_s)
+        else:
+            return
+        self._publish_game(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": left})
 
     def opponent_gone(self, gid: str, gone: bool) -> None:
         with self.cond:
@@ -705,14 +736,13 @@ class World:
                         self._finish(g, self.no_start_status, winner, now)
                         continue
                     nxt = min(nxt, left_s)
-                if g.opponent_gone and g.gone_deadline is not None and not g.gone_claim_sent:
-                    left_s = g.gone_deadline - now
-                    if left_s <= 0:
-                        g.gone_claim_sent = True
-                        self._publish_game(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": 0})
-                        self.cond.notify_all()
-                    else:
-                        nxt = min(nxt, left_s)
+            if now >= self._next_gone_tick:
+                self._next_gone_tick = now + self.gone_tick_s
+                for g in self.games.values():
+                    if g.status == "started":
+                        self._notify_gone(g, now)
+                self.cond.notify_all()
+            nxt = min(nxt, self._next_gone_tick - now)
             if self.challenge_ttl_s is not None:
                 for c in list(self.challenges.values()):
                     if c.status == "created":
@@ -751,11 +781,7 @@ class World:
             sub.send(wire.game_full_json(g))
             if g.status != "started":
                 sub.close()  # a finished game: gameFull with the final state, then the stream ends
-            else:
-                if g.opponent_gone:
-                    dl = g.gone_deadline
-                    left = 0 if dl is None else max(0, math.ceil(dl - time.monotonic()))
-                    sub.send({"type": "opponentGone", "gone": True, "claimWinInSeconds": left})
+            else:  # no opponentGone here: lila sends it on its next tick
                 g.subs.append(sub)
             self.cond.notify_all()
             return sub
