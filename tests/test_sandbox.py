@@ -111,6 +111,8 @@ def test_event_stream_delivers_challenge_and_game_start(sb, client):
     assert ch["speed"] == "blitz" and ch["rated"] is True
     assert ch["color"] == "white" and ch["finalColor"] == "white"
     assert ch["variant"]["key"] == "standard"
+    assert "direction" not in ch  # lila's event stream: challenge JsonView with direction none
+    assert e["compat"] == {"bot": True, "board": True}
     client.bots.accept_challenge(cid)
     e = ev.get()
     assert e["type"] == "gameStart"
@@ -141,16 +143,44 @@ def test_challenge_shapes_correspondence_and_from_position(sb, client):
 def test_decline_records_reason_json_and_form(sb, client):
     c1 = sb.send_challenge("alice")
     c2 = sb.send_challenge("bob")
+    c3 = sb.send_challenge("carol")
+    ev = Reader(client.bots.stream_incoming_events())
+    assert [ev.get()["type"] for _ in range(3)] == ["challenge"] * 3
     client.bots.decline_challenge(c1, reason="tooFast")  # berserk sends JSON
     assert sb.wait_challenge_answered(c1, 2) == "declined"
-    assert sb.challenge(c1).decline_reason == "tooFast"
+    assert sb.challenge(c1).decline_reason == "tooFast" and sb.challenge(c1).decline_key == "toofast"
     assert sb.challenge(c1).decline_body == {"reason": "tooFast"}
+    # lila sends challengeDeclined to both sides: the bot hears of its own decline
+    e = ev.get()
+    assert e["type"] == "challengeDeclined" and e["challenge"]["id"] == c1
+    assert e["challenge"]["status"] == "declined" and e["challenge"]["declineReasonKey"] == "toofast"
+    assert e["challenge"]["declineReason"].startswith("This time control is too fast")
     r = _post(sb, f"/api/challenge/{c2}/decline", data={"reason": "noBot"})  # form-encoded
     assert r.status_code == 200 and r.json() == {"ok": True}
     assert sb.challenge(c2).decline_reason == "noBot"
-    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # already answered
+    assert ev.get()["challenge"]["declineReasonKey"] == "nobot"
+    r = _post(sb, f"/api/challenge/{c3}/decline", json={"reason": "becauseIsaidSo"})  # unknown: generic
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    e = ev.get()["challenge"]
+    assert e["declineReasonKey"] == "generic"
+    assert e["declineReason"] == "I'm not accepting challenges at the moment."
+    assert sb.challenge(c3).decline_key == "generic"
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # already declined: lila apiAccept
         client.bots.accept_challenge(c1)
-    assert ei.value.status_code == 404
+    assert (ei.value.status_code, ei.value.cause) == (400, {"error": "The challenge has been declined."})
+    r = _post(sb, f"/api/challenge/{c1}/decline")  # no longer open: 404
+    assert (r.status_code, r.json()) == (404, {"error": "Not found"})
+
+
+def test_accept_canceled_accepted_or_unknown_challenge(sb, client):
+    c1, c2 = sb.send_challenge("alice"), sb.send_challenge("bob")
+    sb.cancel_challenge(c1)
+    r = _post(sb, f"/api/challenge/{c1}/accept")
+    assert (r.status_code, r.json()) == (400, {"error": "The challenge has been canceled."})
+    client.bots.accept_challenge(c2)
+    for cid in (c2, "nosuchid"):  # already accepted, or unknown
+        r = _post(sb, f"/api/challenge/{cid}/accept")
+        assert (r.status_code, r.json()) == (404, {"error": "Not found"})
 
 
 def test_stream_on_connect_sends_games_then_challenges_and_second_stream_closes_first(sb, client):
@@ -636,14 +666,16 @@ def test_no_opponent_gone_before_both_moved_nor_without_a_clock(sb, client):
         assert sb.game(g).status == "started"
 
 
-def test_realtime_challenge_expires():
+def test_realtime_challenge_expires_silently():
     with Sandbox(challenge_ttl_s=0.3, keepalive_s=0.2) as s:
         ev = Reader(client_for(s).bots.stream_incoming_events())
         cid = s.send_challenge("alice")
         assert ev.get()["type"] == "challenge"
-        e = ev.get(2)
-        assert e["type"] == "challengeCanceled" and e["challenge"]["id"] == cid
-        assert s.challenge(cid).status == "canceled"
+        assert s.wait_challenge_answered(cid, 2) == "expired"
+        # lila ChallengeApi.sweep removes it without an event: only keep-alives follow
+        assert [x for x in _drain(ev, 0.6) if x] == []
+        r = _post(s, f"/api/challenge/{cid}/accept")
+        assert (r.status_code, r.json()) == (404, {"error": "Not found"})
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from typing import Any, Callable, NamedTuple
 import chess
 
 from . import faults as flt
+from . import wire
 from .model import Challenge, Game, Player, World
 from .opponents import Opponent, RandomOpponent
 from .runner import Runner
@@ -38,12 +39,17 @@ class RequestDetail(NamedTuple):
 @dataclass(frozen=True)
 class ChallengeInfo:
     id: str
-    status: str                 # created, accepted, declined, canceled
-    decline_reason: str | None  # the reason key the bot sent (e.g. "tooFast")
+    status: str                 # created, accepted, declined, canceled, expired (challenge_ttl_s)
+    decline_reason: str | None  # the reason word the bot sent (e.g. "tooFast"; "generic" if none)
     decline_body: Any           # decoded body of the decline request
     game_id: str | None
     bot_color: str
     answered_at: float | None   # monotonic
+
+    @property
+    def decline_key(self) -> str | None:
+        """The reason as lila takes it: lower-case key, "generic" for an unknown word."""
+        return wire.decline_key(self.decline_reason) if self.status == "declined" else None
 
 
 @dataclass(frozen=True)

@@ -326,7 +326,7 @@ class World:
     def get_challenge(self, cid: str) -> Challenge:
         c = self.challenges.get(cid)
         if c is None:
-            raise ApiError(404, "Challenge not found")
+            raise ApiError(404, "Not found")
         return c
 
     # --- challenges ------------------------------------------------------------------------------
@@ -339,6 +339,7 @@ class World:
             return c
 
     def cancel_challenge(self, cid: str) -> None:
+        """The challenger withdraws: challengeCanceled on the bot's stream."""
         with self.cond:
             c = self.get_challenge(cid)
             if c.status != "created":
@@ -349,11 +350,31 @@ class World:
                                  "challenge": wire.challenge_json(c, self.base_url())})
             self.cond.notify_all()
 
+    def expire_challenge(self, cid: str) -> None:
+        """lila ChallengeApi.sweep: an unanswered challenge is removed at its expiry, without any event
+        (status "expired" here; the API then knows it no more: 404)."""
+        with self.cond:
+            c = self.get_challenge(cid)
+            if c.status == "created":
+                c.status = "expired"
+                c.answered_at = time.monotonic()
+                self.cond.notify_all()
+
+    @staticmethod
+    def _answerable(c: Challenge) -> None:
+        """lila Challenge.apiAccept: canceled and declined challenges get their own 400, anything else
+        no longer open (accepted, expired) is unknown: 404."""
+        if c.status == "canceled":
+            raise ApiError(400, "The challenge has been canceled.")
+        if c.status == "declined":
+            raise ApiError(400, "The challenge has been declined.")
+        if c.status != "created":
+            raise ApiError(404, "Not found")
+
     def accept_challenge(self, cid: str) -> Game:
         with self.cond:
             c = self.get_challenge(cid)
-            if c.status != "created":
-                raise ApiError(404, "Challenge not found or already answered")
+            self._answerable(c)
             try:  # a challenge the sandbox cannot play (odd variant key, bad FEN) is refused, not crashed
                 new_board(c.variant, c.initial_fen)
             except ValueError as e:
@@ -369,16 +390,19 @@ class World:
             return g
 
     def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
+        """lila Challenge.apiDecline: only an open challenge (else 404); any reason word is taken, an
+        unknown one as generic (wire.decline_key). challengeDeclined goes to both sides, so the bot's
+        own stream hears of the challenge it declined."""
         with self.cond:
             c = self.get_challenge(cid)
             if c.status != "created":
-                raise ApiError(404, "Challenge not found or already answered")
+                raise ApiError(404, "Not found")
             c.status = "declined"
             c.decline_reason = reason
             c.decline_body = body
             c.answered_at = time.monotonic()
-            # Lichess tells the *challenger* (challengeDeclined on their stream); the bot's own
-            # stream gets nothing for a challenge it declined itself.
+            self._publish_event({"type": "challengeDeclined",
+                                 "challenge": wire.challenge_json(c, self.base_url())})
             self.cond.notify_all()
 
     # --- games -----------------------------------------------------------------------------------
@@ -748,7 +772,7 @@ class World:
                     if c.status == "created":
                         left_s = c.created + self.challenge_ttl_s - now
                         if left_s <= 0:
-                            self.cancel_challenge(c.id)
+                            self.expire_challenge(c.id)
                         else:
                             nxt = min(nxt, left_s)
         return max(0.0, nxt)

@@ -30,7 +30,8 @@ STATUS_IDS: dict[str, int] = {
     "variantEnd": 60,
 }
 
-# Decline reasons Lichess accepts on POST /api/challenge/{id}/decline, with the text it shows.
+# Decline reasons Lichess accepts on POST /api/challenge/{id}/decline, with the text it shows
+# (lila Challenge.DeclineReason; its keys are these names lower-cased, matched case-insensitively).
 DECLINE_REASONS: dict[str, str] = {
     "generic": "I'm not accepting challenges at the moment.",
     "later": "This is not the right time for me, please ask again later.",
@@ -44,6 +45,19 @@ DECLINE_REASONS: dict[str, str] = {
     "noBot": "I'm not accepting challenges from bots.",
     "onlyBot": "I'm only accepting challenges from bots.",
 }
+
+_REASON_BY_KEY = {k.lower(): k for k in DECLINE_REASONS}
+
+
+def decline_key(reason: str | None) -> str:
+    """lila DeclineReason(key): the lower-case key of a reason word, "generic" for anything unknown."""
+    key = (reason or "").lower()
+    return key if key in _REASON_BY_KEY else "generic"
+
+
+def decline_text(reason: str | None) -> str:
+    return DECLINE_REASONS[_REASON_BY_KEY[decline_key(reason)]]
+
 
 # variant key -> (name, short name)
 VARIANTS: dict[str, tuple[str, str]] = {
@@ -154,13 +168,12 @@ def challenge_json(c: Challenge, base_url: str) -> dict[str, Any]:
         "color": c.color,
         "finalColor": c.final_color,
         "perf": {"icon": _PERF_ICONS.get(pk, "\ue00e"), "name": pk[:1].upper() + pk[1:]},
-        "direction": "in",
-    }
+    }  # no `direction`: lila's event stream builds challenges with direction none (challenge JsonView)
     if c.initial_fen is not None:
         out["initialFen"] = c.initial_fen
-    if c.status == "declined" and c.decline_reason:
-        out["declineReason"] = DECLINE_REASONS.get(c.decline_reason, c.decline_reason)
-        out["declineReasonKey"] = c.decline_reason
+    if c.status == "declined":
+        out["declineReason"] = decline_text(c.decline_reason)
+        out["declineReasonKey"] = decline_key(c.decline_reason)
     return out
 
 
