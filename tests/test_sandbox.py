@@ -183,6 +183,45 @@ def test_accept_canceled_accepted_or_unknown_challenge(sb, client):
         assert (r.status_code, r.json()) == (404, {"error": "Not found"})
 
 
+def test_bot_vs_bot_daily_limit_on_accept():
+    with Sandbox(bot_games_per_day=3, bot_limit_reset_s=7200.0) as s:
+        c = client_for(s)
+        s.start_game(opponent=IdleOpponent(), opponent_name="robot1", opponent_is_bot=True)
+        s.start_game(opponent=IdleOpponent(), opponent_name="human")  # does not count
+        assert s.bot_games_today == 1
+        s.set_bot_games_today(3)
+        human = s.send_challenge("alice")
+        bot = s.send_challenge("robot2", challenger_is_bot=True)
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            c.bots.accept_challenge(bot)
+        assert ei.value.status_code == 429
+        assert "Retry-After" not in ei.value.response.headers
+        body = ei.value.cause
+        assert body["error"] == ("You played 3 games against other bots today, please wait before "
+                                 "challenging another bot.")
+        assert body["ratelimit"]["key"] == "bot.vsBot.day"
+        assert 7100 < body["ratelimit"]["seconds"] <= 7200
+        assert s.challenge(bot).status == "created"  # still open
+        c.bots.accept_challenge(human)  # humans are not limited
+        assert s.challenge(human).status == "accepted" and s.bot_games_today == 3
+        s.set_bot_games_today(2)
+        c.bots.accept_challenge(bot)
+        assert s.challenge(bot).status == "accepted" and s.bot_games_today == 3
+        assert [r.status for r in s.requests("/accept")] == [429, 200, 200]
+
+
+def test_bot_limit_window_resets():
+    with Sandbox(bot_games_per_day=1, bot_limit_reset_s=0.5) as s:
+        c = client_for(s)
+        s.set_bot_games_today(1)
+        cid = s.send_challenge("robot", challenger_is_bot=True)
+        r = _post(s, f"/api/challenge/{cid}/accept")
+        assert r.status_code == 429 and r.json()["ratelimit"]["seconds"] == 1
+        time.sleep(0.6)
+        c.bots.accept_challenge(cid)
+        assert s.challenge(cid).status == "accepted" and s.bot_games_today == 1
+
+
 def test_stream_on_connect_sends_games_then_challenges_and_second_stream_closes_first(sb, client):
     gid = sb.start_game(opponent=IdleOpponent())
     cid = sb.send_challenge("alice")

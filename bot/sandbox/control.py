@@ -91,7 +91,8 @@ class Sandbox:
                  seed: int | None = 0, *, host: str = "127.0.0.1", port: int = 0, keepalive_s: float = 6.0,
                  opponent_think_s: float = 0.05, no_start_s: float = 60.0, no_start_status: str = "aborted",
                  gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
-                 upgrade_allowed: bool = True, flag_delay_s: float = 0.0, gone_tick_s: float = 1.0):
+                 upgrade_allowed: bool = True, flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
+                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0):
         self.token = token
         self.host = host
         self.port = port
@@ -104,7 +105,8 @@ class Sandbox:
                            bot_account=bot_account, token=token, seed=seed, base_url=lambda: self.url,
                            no_start_s=no_start_s, gone_claim_s=gone_claim_s, no_start_status=no_start_status,
                            challenge_ttl_s=challenge_ttl_s, flag_delay_s=flag_delay_s,
-                           gone_tick_s=gone_tick_s)
+                           gone_tick_s=gone_tick_s, bot_games_per_day=bot_games_per_day,
+                           bot_limit_reset_s=bot_limit_reset_s)
         self.runner = Runner(self.world, opponent_think_s)
         self._log: list[RequestRecord] = []
         self._details: list[RequestDetail] = []
@@ -230,6 +232,16 @@ class Sandbox:
             c = self.world.get_challenge(cid)
             return ChallengeInfo(c.id, c.status, c.decline_reason, c.decline_body, c.game_id, c.bot_color,
                                  c.answered_at)
+
+    @property
+    def bot_games_today(self) -> int:
+        """Games the bot started against BOT opponents in the current bot-limit window."""
+        with self.world.cond:
+            return self.world.bot_games(time.monotonic())
+
+    def set_bot_games_today(self, n: int) -> None:
+        """Pretend the bot played `n` games against bots in a window starting now (lila BotLimit)."""
+        self.world.set_bot_games_today(n)
 
     def wait_challenge_answered(self, cid: str, timeout: float = 5.0) -> str:
         """Waits until the challenge is accepted/declined/canceled; returns the status

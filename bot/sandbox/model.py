@@ -279,7 +279,8 @@ class World:
     def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
                  base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
                  no_start_status: str = "aborted", challenge_ttl_s: float | None = None,
-                 flag_delay_s: float = 0.0, gone_tick_s: float = 1.0):
+                 flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
+                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0):
         self.cond = threading.Condition(threading.RLock())
         self.bot = bot
         self.bot_account = bot_account
@@ -293,6 +294,12 @@ class World:
         self.no_start_status = no_start_status
         self.challenge_ttl_s = challenge_ttl_s
         self.flag_delay_s = flag_delay_s  # how late the referee notices a flag nobody acted on
+        # lila BotLimit: games against other bots per day (None = no limit), in a window of
+        # bot_limit_reset_s that starts with the sandbox (or with set_bot_games_today).
+        self.bot_games_per_day = bot_games_per_day
+        self.bot_limit_reset_s = bot_limit_reset_s
+        self.bot_games_today = 0
+        self.bot_limit_window_end = time.monotonic() + bot_limit_reset_s
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
         self.event_sub: Subscriber | None = None
@@ -375,6 +382,8 @@ class World:
         with self.cond:
             c = self.get_challenge(cid)
             self._answerable(c)
+            if c.challenger.title == "BOT":
+                self._check_bot_limit()
             try:  # a challenge the sandbox cannot play (odd variant key, bad FEN) is refused, not crashed
                 new_board(c.variant, c.initial_fen)
             except ValueError as e:
@@ -388,6 +397,32 @@ class World:
                                  options=c.options)
             c.game_id = g.id
             return g
+
+    def bot_games(self, now: float) -> int:
+        """Games against bots in the current window (a new window starts with 0)."""
+        if now >= self.bot_limit_window_end:
+            self.bot_games_today = 0
+            self.bot_limit_window_end = now + self.bot_limit_reset_s
+        return self.bot_games_today
+
+    def set_bot_games_today(self, n: int) -> None:
+        """Tests: the bot "has played" n games against bots in a window that starts now."""
+        with self.cond:
+            self.bot_games_today = n
+            self.bot_limit_window_end = time.monotonic() + self.bot_limit_reset_s
+
+    def _check_bot_limit(self) -> None:
+        """lila Challenge.apiAccept with BotLimit: accepting a bot's challenge over the daily bot-vs-bot
+        limit -> 429 with a `ratelimit` object (lila CtrlErrors Writes[Limited]) and no Retry-After;
+        the challenge stays open."""
+        now = time.monotonic()
+        limit = self.bot_games_per_day
+        if limit is None or self.bot_games(now) < limit:
+            return
+        seconds = max(1, math.ceil(self.bot_limit_window_end - now))
+        msg = (f"You played {limit} games against other bots today, "
+               "please wait before challenging another bot.")
+        raise ApiError(429, msg, {"error": msg, "ratelimit": {"key": "bot.vsBot.day", "seconds": seconds}})
 
     def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
         """lila Challenge.apiDecline: only an open challenge (else 404); any reason word is taken, an
@@ -425,6 +460,9 @@ class World:
                 board.push(mv)
             g.plies_in_game = len(g.moves)
             self.games[gid] = g
+            if (black if white is self.bot else white).title == "BOT":
+                self.bot_games(time.monotonic())
+                self.bot_games_today += 1
             self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
             if self.on_game_created is not None:
                 self.on_game_created(g)
