@@ -236,6 +236,32 @@ def test_stream_on_connect_sends_games_then_challenges_and_second_stream_closes_
     assert sb.event_stream_connects == 2
 
 
+def test_event_stream_connect_limit_fixed_window():
+    with Sandbox(event_stream_limit=(3, 1.0), keepalive_s=0.2) as s:
+        t0 = time.monotonic()
+        readers = []
+        for n in range(1, 4):
+            readers.append(Reader(client_for(s).bots.stream_incoming_events()))
+            assert s.wait_event_stream(3, connects=n)
+        for r in readers[:2]:
+            with pytest.raises(StopIteration):  # each new stream ended the previous one cleanly
+                r.get(3)
+        auth = {"Authorization": f"Bearer {s.token}"}
+        r = requests.get(s.url + "/api/stream/event", headers=auth, timeout=5)
+        assert r.status_code == 429 and "Retry-After" not in r.headers
+        assert r.json() == {"error": "Please don't poll this endpoint, it is intended to be streamed. "
+                                     "See https://lichess.org/api#tag/Board/operation/apiStreamEvent."}
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            next(iter(client_for(s).bots.stream_incoming_events()))
+        assert ei.value.status_code == 429
+        assert (s.event_stream_connects, s.event_stream_refused) == (3, 2)
+        assert s.world.event_sub is not None  # a refused request leaves the open stream alone
+        time.sleep(max(0.0, t0 + 1.1 - time.monotonic()))  # the window is cleared 1 s after the first
+        Reader(client_for(s).bots.stream_incoming_events())
+        assert s.wait_event_stream(3, connects=4)
+        assert [x.status for x in s.requests("/api/stream/event")] == [200, 200, 200, 429, 429, 200]
+
+
 # --- game stream and moves -------------------------------------------------------------------------
 def test_game_stream_full_then_states(sb, client):
     gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "b8c6"]), bot_color="white", clock=(60, 2))

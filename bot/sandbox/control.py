@@ -92,7 +92,8 @@ class Sandbox:
                  opponent_think_s: float = 0.05, no_start_s: float = 60.0, no_start_status: str = "aborted",
                  gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
                  upgrade_allowed: bool = True, flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
-                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0):
+                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0,
+                 event_stream_limit: tuple[int, float] | None = (30, 600.0)):
         self.token = token
         self.host = host
         self.port = port
@@ -106,7 +107,7 @@ class Sandbox:
                            no_start_s=no_start_s, gone_claim_s=gone_claim_s, no_start_status=no_start_status,
                            challenge_ttl_s=challenge_ttl_s, flag_delay_s=flag_delay_s,
                            gone_tick_s=gone_tick_s, bot_games_per_day=bot_games_per_day,
-                           bot_limit_reset_s=bot_limit_reset_s)
+                           bot_limit_reset_s=bot_limit_reset_s, event_stream_limit=event_stream_limit)
         self.runner = Runner(self.world, opponent_think_s)
         self._log: list[RequestRecord] = []
         self._details: list[RequestDetail] = []
@@ -320,7 +321,13 @@ class Sandbox:
 
     @property
     def event_stream_connects(self) -> int:
+        """Event streams opened (requests refused with 429 not included)."""
         return self.world.event_stream_connects
+
+    @property
+    def event_stream_refused(self) -> int:
+        """Event stream requests answered 429 by the connect limit (event_stream_limit)."""
+        return self.world.event_stream_refused
 
     @property
     def errors(self) -> list[str]:

@@ -52,6 +52,9 @@ class Player:
         return cls(id=name.lower(), name=name, title=title, rating=rating)
 
 
+EVENT_STREAM_LIMITED = ("Please don't poll this endpoint, it is intended to be streamed. "
+                        "See https://lichess.org/api#tag/Board/operation/apiStreamEvent.")
+
 # Stream items besides JSON lines: CLOSE ends the stream cleanly (final zero-size chunk),
 # CUT drops the connection abruptly (the client sees a broken chunked body).
 CLOSE = "<close>"
@@ -280,7 +283,8 @@ class World:
                  base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
                  no_start_status: str = "aborted", challenge_ttl_s: float | None = None,
                  flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
-                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0):
+                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0,
+                 event_stream_limit: tuple[int, float] | None = (30, 600.0)):
         self.cond = threading.Condition(threading.RLock())
         self.bot = bot
         self.bot_account = bot_account
@@ -303,7 +307,11 @@ class World:
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
         self.event_sub: Subscriber | None = None
-        self.event_stream_connects = 0
+        self.event_stream_connects = 0      # event streams opened
+        self.event_stream_refused = 0       # event stream requests answered 429 (event_stream_limit)
+        self.event_stream_limit = event_stream_limit
+        self._es_used = 0
+        self._es_window_end: float | None = None
         self.game_stream_connects: dict[str, int] = {}
         self.on_game_created: Callable[[Game], None] | None = None
         self.errors: list[str] = []
@@ -816,10 +824,29 @@ class World:
         return max(0.0, nxt)
 
     # --- streams ---------------------------------------------------------------------------------
+    def _event_stream_allowed(self, now: float) -> bool:
+        """lila Limiters.eventStream (RateLimit, `event_stream_limit` = (credits, window), lila 30 per
+        10 minutes per token): a fixed window that starts with the first counted connect and is cleared
+        `window` seconds later; refused requests do not count."""
+        if self.event_stream_limit is None:
+            return True
+        credits, window = self.event_stream_limit
+        if self._es_window_end is None or now >= self._es_window_end:
+            self._es_used, self._es_window_end = 0, now + window
+        if self._es_used >= credits:
+            self.event_stream_refused += 1
+            return False
+        self._es_used += 1
+        return True
+
     def subscribe_events(self) -> Subscriber:
-        """Open the event stream: closes the previous one (as Lichess does), then queues a gameStart
-        for each game in progress and a challenge for each open challenge."""
+        """Open the event stream (429 over the connect limit): closes the previous one (lila
+        EventStream: the new stream ends the old one cleanly), then queues a gameStart for each game in
+        progress and a challenge for each open challenge."""
         with self.cond:
+            if not self._event_stream_allowed(time.monotonic()):
+                self.cond.notify_all()
+                raise ApiError(429, EVENT_STREAM_LIMITED)
             if self.event_sub is not None:
                 self.event_sub.close()
             sub = Subscriber("event")
