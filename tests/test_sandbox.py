@@ -499,6 +499,7 @@ def test_draw_endpoint_as_lila_set_draw(sb, client):
     r = _post(sb, f"/api/bot/game/{gid}/draw/yes")  # ply 0: lila ignores the offer, still 200
     assert (r.status_code, r.json()) == (200, {"ok": True})
     assert sb.game(gid).draw_offers == [] and sb.game(gid).pending_draw == frozenset()
+    assert _drain(gs, 0.3) == []  # nothing changed: no gameState, no chat line
     client.bots.make_move(gid, "e2e4?offeringDraw=true")  # no offer before both moved either
     assert sb.game(gid).draw_offers == []
     for word in ("maybe", "accept", "decline", "YES", "0"):  # not trueish: all mean no, never 400

@@ -597,8 +597,14 @@ class World:
         else:
             g.pending_draw.discard(other(color))
 
-    def _publish_state(self, g: Game) -> None:
-        if g.status == "started":
+    def _answer_draw(self, g: Game, color: str, yes: bool, now: float) -> None:
+        """A draw yes/no outside a move: a new gameState only if the offers changed (or the game ended)."""
+        before = set(g.pending_draw)
+        if yes:
+            self._draw_yes(g, color, now)
+        else:
+            self._draw_no(g, color)
+        if g.status == "started" and g.pending_draw != before:
             self._publish_game(g, wire.game_state_json(g))
         self.cond.notify_all()
 
@@ -632,13 +638,8 @@ class World:
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
-            if g.status != "started":
-                return
-            if accept:
-                self._draw_yes(g, g.bot_color, now)
-            else:
-                self._draw_no(g, g.bot_color)
-            self._publish_state(g)
+            if g.status == "started":
+                self._answer_draw(g, g.bot_color, accept, now)
 
     def bot_chat(self, gid: str, room: str, text: str) -> None:
         """lila BotPlayer.chat (the form is checked by the HTTP layer, as lila BotForm.chat does)."""
@@ -717,14 +718,8 @@ class World:
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
-            if g.status != "started":
-                return
-            color = other(g.bot_color)
-            if accept:
-                self._draw_yes(g, color, now)
-            else:
-                self._draw_no(g, color)
-            self._publish_state(g)
+            if g.status == "started":
+                self._answer_draw(g, other(g.bot_color), accept, now)
 
     def opponent_resign(self, gid: str) -> None:
         with self.cond:
