@@ -262,8 +262,9 @@ def test_two_games_at_once(sandbox, bot_for):
 def test_draw_offer_accepted_when_the_score_is_level(sandbox, bot_for):
     bot_for(draw={"accept": True, "min_moves": 0, "max_score_pawns": 1.0})
     fen = "4k3/4p3/8/8/8/8/4P3/4K3 w - - 0 1"  # symmetrical pawn ending
-    gid = sandbox.start_game(ScriptedOpponent(["offer-draw:e1d1"], then=IdleOpponent()), bot_color="black",
-                             initial_fen=fen)
+    # lila takes a draw offer only from ply 2 on, once both sides moved: the opponent offers with its 2nd move
+    gid = sandbox.start_game(ScriptedOpponent(["e1d1", "offer-draw:d1e1"], then=IdleOpponent()),
+                             bot_color="black", initial_fen=fen)
     assert sandbox.wait_game_over(gid, timeout=30) == "draw"
     assert any(path.endswith("/draw/yes") for _, _, path, _ in sandbox.requests(r"/draw/", "POST"))
 
@@ -509,7 +510,9 @@ def test_resigns_a_lost_game_when_enabled(sandbox, bot_for):
 
 
 def test_opponent_gone_then_back_is_not_claimed():
-    with Sandbox(keepalive_s=1.0, gone_claim_s=2.0) as sb:
+    # lila sends the countdown on its round tick and no "gone: false" for a player back within it:
+    # the bot may claim in vain (400 or a 200 no-op), but the game must go on.
+    with Sandbox(keepalive_s=1.0, gone_claim_s=2.0, gone_tick_s=0.2) as sb:
         bot = Bot(make_config(sb)).start(sb)
         try:
             opponent = ScriptedOpponent(["e7e5", "gone", "wait:0.5", "back", "b8c6"], then=IdleOpponent())
@@ -517,9 +520,9 @@ def test_opponent_gone_then_back_is_not_claimed():
             assert sb.wait_challenge_answered(cid) == "accepted"
             gid = sb.challenge(cid).game_id
             assert sb.wait_moves(gid, 5, timeout=20)
-            time.sleep(2.5)  # past the (cancelled) claim time
+            time.sleep(2.5)  # past the claim time
             assert sb.game(gid).status == "started"
-            assert not sb.requests(r"/claim-victory")
+            assert all(r.status in (200, 400) for r in sb.requests(r"/claim-victory"))
         finally:
             assert bot.stop() == 0
 

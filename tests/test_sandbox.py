@@ -22,7 +22,7 @@ def _sandbox_threads() -> list[threading.Thread]:
 
 @pytest.fixture
 def sb():
-    s = Sandbox(keepalive_s=0.3, opponent_think_s=0.01, gone_claim_s=0.6).start()
+    s = Sandbox(keepalive_s=0.3, opponent_think_s=0.01, gone_claim_s=0.6, gone_tick_s=0.2).start()
     try:
         yield s
     finally:
@@ -42,6 +42,17 @@ def client(sb):
 
 def _post(sb, path: str, **kw) -> requests.Response:
     return requests.post(sb.url + path, headers={"Authorization": f"Bearer {sb.token}"}, timeout=5, **kw)
+
+
+def _drain(r: Reader, seconds: float) -> list[dict]:
+    """What a stream brings within `seconds` (it stays open)."""
+    out, deadline = [], time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            out.append(r.get(left))
+        except TimeoutError:
+            break
+    return out
 
 
 def _game_stream(client, gid: str) -> tuple[Reader, dict]:
@@ -100,6 +111,8 @@ def test_event_stream_delivers_challenge_and_game_start(sb, client):
     assert ch["speed"] == "blitz" and ch["rated"] is True
     assert ch["color"] == "white" and ch["finalColor"] == "white"
     assert ch["variant"]["key"] == "standard"
+    assert "direction" not in ch  # lila's event stream: challenge JsonView with direction none
+    assert e["compat"] == {"bot": True, "board": True}
     client.bots.accept_challenge(cid)
     e = ev.get()
     assert e["type"] == "gameStart"
@@ -130,16 +143,83 @@ def test_challenge_shapes_correspondence_and_from_position(sb, client):
 def test_decline_records_reason_json_and_form(sb, client):
     c1 = sb.send_challenge("alice")
     c2 = sb.send_challenge("bob")
+    c3 = sb.send_challenge("carol")
+    ev = Reader(client.bots.stream_incoming_events())
+    assert [ev.get()["type"] for _ in range(3)] == ["challenge"] * 3
     client.bots.decline_challenge(c1, reason="tooFast")  # berserk sends JSON
     assert sb.wait_challenge_answered(c1, 2) == "declined"
-    assert sb.challenge(c1).decline_reason == "tooFast"
+    assert sb.challenge(c1).decline_reason == "tooFast" and sb.challenge(c1).decline_key == "toofast"
     assert sb.challenge(c1).decline_body == {"reason": "tooFast"}
+    # lila sends challengeDeclined to both sides: the bot hears of its own decline
+    e = ev.get()
+    assert e["type"] == "challengeDeclined" and e["challenge"]["id"] == c1
+    assert e["challenge"]["status"] == "declined" and e["challenge"]["declineReasonKey"] == "toofast"
+    assert e["challenge"]["declineReason"].startswith("This time control is too fast")
     r = _post(sb, f"/api/challenge/{c2}/decline", data={"reason": "noBot"})  # form-encoded
     assert r.status_code == 200 and r.json() == {"ok": True}
     assert sb.challenge(c2).decline_reason == "noBot"
-    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # already answered
+    assert ev.get()["challenge"]["declineReasonKey"] == "nobot"
+    r = _post(sb, f"/api/challenge/{c3}/decline", json={"reason": "becauseIsaidSo"})  # unknown: generic
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    e = ev.get()["challenge"]
+    assert e["declineReasonKey"] == "generic"
+    assert e["declineReason"] == "I'm not accepting challenges at the moment."
+    assert sb.challenge(c3).decline_key == "generic"
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # already declined: lila apiAccept
         client.bots.accept_challenge(c1)
-    assert ei.value.status_code == 404
+    assert (ei.value.status_code, ei.value.cause) == (400, {"error": "The challenge has been declined."})
+    r = _post(sb, f"/api/challenge/{c1}/decline")  # no longer open: 404
+    assert (r.status_code, r.json()) == (404, {"error": "Not found"})
+
+
+def test_accept_canceled_accepted_or_unknown_challenge(sb, client):
+    c1, c2 = sb.send_challenge("alice"), sb.send_challenge("bob")
+    sb.cancel_challenge(c1)
+    r = _post(sb, f"/api/challenge/{c1}/accept")
+    assert (r.status_code, r.json()) == (400, {"error": "The challenge has been canceled."})
+    client.bots.accept_challenge(c2)
+    for cid in (c2, "nosuchid"):  # already accepted, or unknown
+        r = _post(sb, f"/api/challenge/{cid}/accept")
+        assert (r.status_code, r.json()) == (404, {"error": "Not found"})
+
+
+def test_bot_vs_bot_daily_limit_on_accept():
+    with Sandbox(bot_games_per_day=3, bot_limit_reset_s=7200.0) as s:
+        c = client_for(s)
+        s.start_game(opponent=IdleOpponent(), opponent_name="robot1", opponent_is_bot=True)
+        s.start_game(opponent=IdleOpponent(), opponent_name="human")  # does not count
+        assert s.bot_games_today == 1
+        s.set_bot_games_today(3)
+        human = s.send_challenge("alice")
+        bot = s.send_challenge("robot2", challenger_is_bot=True)
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            c.bots.accept_challenge(bot)
+        assert ei.value.status_code == 429
+        assert "Retry-After" not in ei.value.response.headers
+        body = ei.value.cause
+        assert body["error"] == ("You played 3 games against other bots today, please wait before "
+                                 "challenging another bot.")
+        assert body["ratelimit"]["key"] == "bot.vsBot.day"
+        assert 7100 < body["ratelimit"]["seconds"] <= 7200
+        assert s.challenge(bot).status == "created"  # still open
+        c.bots.accept_challenge(human)  # humans are not limited
+        assert s.challenge(human).status == "accepted" and s.bot_games_today == 3
+        s.set_bot_games_today(2)
+        c.bots.accept_challenge(bot)
+        assert s.challenge(bot).status == "accepted" and s.bot_games_today == 3
+        assert [r.status for r in s.requests("/accept")] == [429, 200, 200]
+
+
+def test_bot_limit_window_resets():
+    with Sandbox(bot_games_per_day=1, bot_limit_reset_s=0.5) as s:
+        c = client_for(s)
+        s.set_bot_games_today(1)
+        cid = s.send_challenge("robot", challenger_is_bot=True)
+        r = _post(s, f"/api/challenge/{cid}/accept")
+        assert r.status_code == 429 and r.json()["ratelimit"]["seconds"] == 1
+        time.sleep(0.6)
+        c.bots.accept_challenge(cid)
+        assert s.challenge(cid).status == "accepted" and s.bot_games_today == 1
 
 
 def test_stream_on_connect_sends_games_then_challenges_and_second_stream_closes_first(sb, client):
@@ -156,6 +236,32 @@ def test_stream_on_connect_sends_games_then_challenges_and_second_stream_closes_
     assert sb.event_stream_connects == 2
 
 
+def test_event_stream_connect_limit_fixed_window():
+    with Sandbox(event_stream_limit=(3, 1.0), keepalive_s=0.2) as s:
+        t0 = time.monotonic()
+        readers = []
+        for n in range(1, 4):
+            readers.append(Reader(client_for(s).bots.stream_incoming_events()))
+            assert s.wait_event_stream(3, connects=n)
+        for r in readers[:2]:
+            with pytest.raises(StopIteration):  # each new stream ended the previous one cleanly
+                r.get(3)
+        auth = {"Authorization": f"Bearer {s.token}"}
+        r = requests.get(s.url + "/api/stream/event", headers=auth, timeout=5)
+        assert r.status_code == 429 and "Retry-After" not in r.headers
+        assert r.json() == {"error": "Please don't poll this endpoint, it is intended to be streamed. "
+                                     "See https://lichess.org/api#tag/Board/operation/apiStreamEvent."}
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            next(iter(client_for(s).bots.stream_incoming_events()))
+        assert ei.value.status_code == 429
+        assert (s.event_stream_connects, s.event_stream_refused) == (3, 2)
+        assert s.world.event_sub is not None  # a refused request leaves the open stream alone
+        time.sleep(max(0.0, t0 + 1.1 - time.monotonic()))  # the window is cleared 1 s after the first
+        Reader(client_for(s).bots.stream_incoming_events())
+        assert s.wait_event_stream(3, connects=4)
+        assert [x.status for x in s.requests("/api/stream/event")] == [200, 200, 200, 429, 429, 200]
+
+
 # --- game stream and moves -------------------------------------------------------------------------
 def test_game_stream_full_then_states(sb, client):
     gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "b8c6"]), bot_color="white", clock=(60, 2))
@@ -164,6 +270,7 @@ def test_game_stream_full_then_states(sb, client):
     assert full["white"]["id"] == "umax-bot" and full["white"]["title"] == "BOT"
     assert full["black"]["id"] == "alice" and full["black"]["title"] is None
     assert full["clock"] == {"initial": 60000, "increment": 2000}
+    assert "provisional" not in full["white"] and "provisional" not in full["black"]
     st = full["state"]
     assert (st["moves"], st["wtime"], st["btime"], st["status"]) == ("", 60000, 60000, "started")
     client.bots.make_move(gid, "e2e4")
@@ -186,7 +293,10 @@ def test_illegal_and_out_of_turn_moves_get_400_and_game_continues(sb, client):
     gid = sb.start_game(opponent=ScriptedOpponent(["wait:0.5", "e7e5"]), bot_color="white")
     with pytest.raises(berserk.exceptions.ResponseError) as ei:
         client.bots.make_move(gid, "e2e5")
-    assert ei.value.status_code == 400 and "error" in ei.value.cause
+    assert ei.value.status_code == 400 and ei.value.cause == {"error": "Piece on e2 cannot move to e5"}
+    for text in ("zz", "0000", "e2e4e5"):  # lila BotPlayer: not UCI at all
+        r = _post(sb, f"/api/bot/game/{gid}/move/{text}")
+        assert (r.status_code, r.json()) == (400, {"error": f"Invalid UCI: {text}"})
     client.bots.make_move(gid, "e2e4")
     with pytest.raises(berserk.exceptions.ResponseError) as ei:  # the opponent is on move
         client.bots.make_move(gid, "d2d4")
@@ -195,34 +305,54 @@ def test_illegal_and_out_of_turn_moves_get_400_and_game_continues(sb, client):
     client.bots.make_move(gid, "d2d4")
     g = sb.game(gid)
     assert g.status == "started" and g.moves == ["e2e4", "e7e5", "d2d4"]
-    assert [u for u, _ in g.rejected_moves] == ["e2e5", "d2d4"]
-    assert [r.status for r in sb.requests("/move/", "POST")] == [400, 200, 400, 200]
+    assert [u for u, _ in g.rejected_moves] == ["e2e5", "zz", "0000", "e2e4e5", "d2d4"]
+    assert [r.status for r in sb.requests("/move/", "POST")] == [400, 400, 400, 400, 200, 400, 200]
 
 
 CASTLE_FEN = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"
 
 
+@pytest.mark.parametrize("kxr", [True, False])
 @pytest.mark.parametrize("notation", ["e1g1", "e1h1"])
-def test_castling_accepted_in_both_notations(sb, client, notation):
-    gid = sb.start_game(opponent=ScriptedOpponent(["e8c8"]), initial_fen=CASTLE_FEN)
+def test_castling_accepted_in_both_notations(sb, client, notation, kxr):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8c8"]), initial_fen=CASTLE_FEN,
+                        castling_as_king_takes_rook=kxr)
     client.bots.make_move(gid, notation)
     assert sb.wait_moves(gid, 2, 3)
     g = sb.game(gid)
-    assert g.moves == ["e1g1", "e8c8"]
+    assert g.moves == (["e1h1", "e8a8"] if kxr else ["e1g1", "e8c8"])
+    assert g.castling_as_king_takes_rook is kxr
     assert g.board.piece_at(chess.G1) == chess.Piece.from_symbol("K")
     assert g.board.piece_at(chess.F1) == chess.Piece.from_symbol("R")
 
 
-def test_castling_sent_as_king_takes_rook(sb, client):
-    gid = sb.start_game(opponent=ScriptedOpponent(["e8h8"]), bot_color="white",
+def test_castling_sent_as_king_takes_rook_by_default_in_standard_games(sb, client):
+    # Today's lila (UciDump without legacyStandardCastling): e1h1 in every variant, standard included.
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "g8f6", "f8c5", "e8h8"]), bot_color="white")
+    gs, full = _game_stream(client, gid)
+    for uci in ("e2e4", "g1f3", "f1c4"):
+        client.bots.make_move(gid, uci)
+        assert sb.wait_until(lambda: sb.game(gid).board.turn == chess.WHITE, 3)
+    client.bots.make_move(gid, "e1g1")  # the two-square form is still accepted in standard chess
+    st = gs.until(lambda s: s["type"] == "gameState" and len(s["moves"].split()) == 7)
+    assert st["moves"] == "e2e4 e7e5 g1f3 g8f6 f1c4 f8c5 e1h1"
+    st = gs.until(lambda s: s["type"] == "gameState" and len(s["moves"].split()) == 8)
+    assert st["moves"].endswith(" e8h8")
+    assert client.games.get_ongoing()[0]["lastMove"] == "e8h8"
+    ev = Reader(client.bots.stream_incoming_events())
+    assert ev.get()["game"]["lastMove"] == "e8h8"
+
+
+def test_castling_in_the_legacy_two_square_form_on_request(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e8g8"]), bot_color="white",
                         initial_fen="r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R b KQkq - 0 1",
-                        castling_as_king_takes_rook=True)
+                        castling_as_king_takes_rook=False)
     assert sb.wait_moves(gid, 1, 3)
     gs, full = _game_stream(client, gid)
     assert full["initialFen"].startswith("r3k2r/")
-    assert full["state"]["moves"] == "e8h8"
-    client.bots.make_move(gid, "e1c1")
-    assert gs.get()["moves"] == "e8h8 e1a1"
+    assert full["state"]["moves"] == "e8g8"
+    client.bots.make_move(gid, "e1a1")
+    assert gs.get()["moves"] == "e8g8 e1c1"
 
 
 FRC_FEN = "4kr2/pppppppp/8/8/8/8/PPPPPPPP/4KR2 w Kk - 0 1"  # K, k: the f-rooks (the outermost)
@@ -344,19 +474,113 @@ def test_stalemate_and_insufficient_material_are_draws(sb, client):
 
 
 def test_draw_offers_both_ways(sb, client):
-    g1 = sb.start_game(opponent=ScriptedOpponent(["accept-draw"]), bot_color="white")
-    client.bots.make_move(g1, "e2e4?offeringDraw=true")
+    # lila BotPlayer.apply: offeringDraw is a Drawer.yes before the move (an offer needs ply >= 2)
+    g1 = sb.start_game(opponent=ScriptedOpponent(["accept-draw"]), bot_color="white", moves=["e2e4", "e7e5"])
+    client.bots.make_move(g1, "g1f3?offeringDraw=true")
     assert sb.wait_game_over(g1, 3) == "draw"
-    assert sb.game(g1).draw_offers == [("white", 1)] and sb.game(g1).winner is None
+    g = sb.game(g1)
+    assert g.draw_offers == [("white", 2)] and g.winner is None and g.moves[-1] == "g1f3"
+    assert g.chat == [("lichess", "player", "White offers draw"),
+                      ("lichess", "player", "Draw offer accepted")]
 
     g2 = sb.start_game(opponent=ScriptedOpponent(["offer-draw:e7e5"]), bot_color="white")
     gs, _ = _game_stream(client, g2)
     client.bots.make_move(g2, "e2e4")
-    st = gs.until(lambda s: s["moves"] == "e2e4 e7e5")
+    st = gs.until(lambda s: s.get("moves") == "e2e4 e7e5")
     assert st.get("bdraw") is True
     _post(sb, f"/api/bot/game/{g2}/draw/yes").raise_for_status()
     final = gs.rest(3)[-1]
     assert final["status"] == "draw" and "winner" not in final
+
+
+def test_draw_endpoint_as_lila_set_draw(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    gs, _ = _game_stream(client, gid)
+    r = _post(sb, f"/api/bot/game/{gid}/draw/yes")  # ply 0: lila ignores the offer, still 200
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.game(gid).draw_offers == [] and sb.game(gid).pending_draw == frozenset()
+    assert _drain(gs, 0.3) == []  # nothing changed: no gameState, no chat line
+    client.bots.make_move(gid, "e2e4?offeringDraw=true")  # no offer before both moved either
+    assert sb.game(gid).draw_offers == []
+    for word in ("maybe", "accept", "decline", "YES", "0"):  # not trueish: all mean no, never 400
+        assert _post(sb, f"/api/bot/game/{gid}/draw/{word}").json() == {"ok": True}
+    assert sb.game(gid).draw_offers == []
+    client.bots.resign_game(gid)  # before both moved: lila aborts
+    assert sb.wait_game_over(gid, 2) == "aborted"
+    r = _post(sb, f"/api/bot/game/{gid}/draw/yes")  # a finished game: nothing, 200
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.requests("/draw/") and all(x.status == 200 for x in sb.requests("/draw/"))
+
+
+def test_draw_offers_spaced_by_20_plies_and_trueish_words(sb, client):
+    mine = ["g1f3", "f3g1"] * 6  # a knight goes back and forth, the opponent's pawns advance (no repetition)
+    theirs = [f"{f}{a}{f}{b}" for f in "abcdgh" for a, b in (("7", "6"), ("6", "5"))]
+    gid = sb.start_game(opponent=ScriptedOpponent(theirs), bot_color="white", clock=(600, 0),
+                        moves=["e2e4", "e7e5"])
+    words = ["on", "1", "True", "yes", "true", "on", "1", "yes", "True", "true", "on", "yes"]
+    for i, (mv, word) in enumerate(zip(mine, words, strict=True)):
+        _post(sb, f"/api/bot/game/{gid}/draw/{word}").raise_for_status()
+        client.bots.make_move(gid, mv)  # the opponent's reply declines our offer
+        assert sb.wait_moves(gid, 2 + 2 * (i + 1), 3)
+    g = sb.game(gid)
+    assert g.status == "started"
+    # lila playerHasOfferedDrawRecently (last offer >= ply - 20): at ply 22 the offer of ply 2 is still
+    # recent, so the next one is at ply 24; every other yes was ignored
+    assert g.draw_offers == [("white", 2), ("white", 24)], sb.errors
+    assert [t for u, _, t in g.chat if u == "lichess"] == ["White offers draw"] * 2
+
+
+def test_draw_offer_to_a_side_that_cannot_mate_is_insufficient_material_claim(sb, client):
+    ev = Reader(client.bots.stream_incoming_events())
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white",
+                        initial_fen="4k3/8/8/8/8/8/8/R3K3 w - - 0 1", moves=["a1a2", "e8d8"])
+    assert ev.get()["type"] == "gameStart"
+    gs, _ = _game_stream(client, gid)
+    assert _post(sb, f"/api/bot/game/{gid}/draw/yes").json() == {"ok": True}
+    final = gs.rest(3)[-1]
+    assert final["status"] == "insufficientMaterialClaim" and "winner" not in final
+    fin = ev.get()
+    assert fin["type"] == "gameFinish"
+    assert fin["game"]["status"] == {"id": 39, "name": "insufficientMaterialClaim"}
+
+
+def test_move_with_offer_against_a_standing_offer_is_a_draw(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "offer-draw:b8c6"], then=IdleOpponent()),
+                        bot_color="white")
+    client.bots.make_move(gid, "e2e4")
+    assert sb.wait_moves(gid, 2, 3)
+    client.bots.make_move(gid, "g1f3")
+    assert sb.wait_until(lambda: "black" in sb.game(gid).pending_draw, 3)
+    r = _post(sb, f"/api/bot/game/{gid}/move/f1c4", params={"offeringDraw": "true"})
+    assert (r.status_code, r.json()) == (200, {"ok": True})  # lila: GameIsFinished swallowed
+    g = sb.game(gid)
+    assert g.status == "draw" and g.moves[-1] == "b8c6"  # the move itself was not played
+    assert ("lichess", "player", "Draw offer accepted") in g.chat
+
+
+def test_flag_with_the_other_side_offering_a_draw_is_a_draw(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", clock=(1, 0), moves=["e2e4", "e7e5"])
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "g1f3?offeringDraw=true")  # our offer stands; the opponent flags
+    final = gs.until(lambda x: x["type"] == "gameState" and x["status"] != "started", timeout=4)
+    assert final["status"] == "draw" and "winner" not in final  # lila Finisher.outOfTime
+    assert sb.game(gid).btime_ms == 0 and sb.game(gid).flagged is None
+
+
+def test_move_after_own_flag_fell_ends_the_game_and_answers_ok():
+    with Sandbox(flag_delay_s=5.0, opponent_think_s=0.0) as s:  # lila notices an unattended flag late
+        c = client_for(s)
+        gid = s.start_game(opponent=IdleOpponent(), bot_color="white", clock=(1, 0), moves=["e2e4", "e7e5"])
+        time.sleep(1.2)
+        assert s.game(gid).status == "started"
+        r = _post(s, f"/api/bot/game/{gid}/move/g1f3")
+        assert (r.status_code, r.json()) == (200, {"ok": True})  # lila MovePlayer: outOfTime, then ok
+        g = s.game(gid)
+        assert (g.status, g.winner, g.flagged, g.wtime_ms) == ("outoftime", "black", "white", 0)
+        assert g.moves == ["e2e4", "e7e5"] and g.bot_move_times == []
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:  # the game is over now: 400
+            c.bots.make_move(gid, "g1f3")
+        assert ei.value.status_code == 400
 
 
 def test_chat_both_ways(sb, client):
@@ -369,6 +593,24 @@ def test_chat_both_ways(sb, client):
     echo = gs.until(lambda x: x["type"] == "chatLine")
     assert (echo["username"], echo["room"], echo["text"]) == ("umax-bot", "spectator", "good luck")
     assert ("umax-bot", "spectator", "good luck") in sb.game(gid).chat
+    client.bots.post_message(gid, "x" * 140)  # lila's limit, echoed too
+    echo = gs.until(lambda x: x["type"] == "chatLine")
+    assert (echo["username"], echo["room"], echo["text"]) == ("umax-bot", "player", "x" * 140)
+
+
+def test_chat_form_errors_as_lila_bot_form(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:
+        client.bots.post_message(gid, "x" * 141)
+    assert ei.value.status_code == 400
+    assert ei.value.cause == {"error": {"text": ["Maximum length is 140"]}}
+    for data, field in (({"text": "  ", "room": "player"}, "text"), ({"text": "hi", "room": "lobby"}, "room"),
+                        ({"text": "hi"}, "room")):
+        r = _post(sb, f"/api/bot/game/{gid}/chat", data=data)
+        assert r.status_code == 400 and list(r.json()["error"]) == [field], r.json()
+    assert sb.game(gid).chat == []
+    r = _post(sb, f"/api/bot/game/{gid}/chat", data={"text": "hi", "room": "spectator"})
+    assert r.json() == {"ok": True}
 
 
 def test_opponent_gone_countdown_and_claim_victory(sb, client):
@@ -377,14 +619,47 @@ def test_opponent_gone_countdown_and_claim_victory(sb, client):
     client.bots.make_move(gid, "e2e4")
     gs.until(lambda x: x["type"] == "gameState" and x["moves"] == "e2e4 e7e5")
     client.bots.make_move(gid, "g1f3")  # the opponent leaves on its turn
-    gone = gs.until(lambda x: x["type"] == "opponentGone")
+    gone = gs.until(lambda x: x["type"] == "opponentGone")  # on the next tick (lila RoundAsyncActor Tick)
     assert gone["gone"] is True and gone["claimWinInSeconds"] == 1
-    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 400  # too early
-    zero = gs.until(lambda x: x["type"] == "opponentGone", timeout=3)
-    assert zero["claimWinInSeconds"] == 0
-    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 200
+    r = _post(sb, f"/api/bot/game/{gid}/claim-victory")  # too early: lila BotPlayer.claimVictory
+    assert (r.status_code, r.json()) == (400, {"error": "You cannot claim the win on this game"})
+    zero = gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    assert zero["gone"] is True
+    again = gs.get(1)  # repeated on every tick while the opponent stays away
+    assert again == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 0}
+    assert sb.game(gid).status == "started"
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}
     final = gs.rest(3)[-1]
     assert final["status"] == "timeout" and final["winner"] == "white"
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}  # over: nothing, 200
+
+
+def test_claim_victory_on_our_own_turn_is_a_silent_no_op(sb, client):
+    # lila Pov.mightClaimWin is false on our turn: 200 and nothing happens, however long they are gone;
+    # once we moved, the same claim wins
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", moves=["d2d4", "d7d5"])
+    gs, _ = _game_stream(client, gid)
+    sb.set_opponent_gone(gid, True)
+    gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    r = _post(sb, f"/api/bot/game/{gid}/claim-victory")
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.game(gid).status == "started"
+    client.bots.make_move(gid, "e2e4")
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}
+    g = sb.game(gid)
+    assert (g.status, g.winner) == ("timeout", "white")
+
+
+def test_claim_victory_when_we_cannot_mate_ends_without_a_winner(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["gone"]), bot_color="white",
+                        initial_fen="4k3/8/8/8/8/8/4q3/K7 w - - 0 1", moves=["a1b1", "e2e3"])
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "b1a1")
+    gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    r = _post(sb, f"/api/bot/game/{gid}/claim-victory")  # lila Finisher.rageQuit: a lone king wins nothing
+    assert (r.status_code, r.json()) == (400, {"error": "You cannot claim the win on this game"})
+    g = sb.game(gid)
+    assert (g.status, g.winner) == ("timeout", None)
 
 
 def test_random_opponent_plays_legal_reproducible_games(sb, client):
@@ -420,24 +695,53 @@ def test_keepalive_lines_and_chunked_encoding(sb):
 
 
 def test_opponent_gone_and_back_on_demand(sb, client):
-    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white", moves=["e2e4", "e7e5"])
     gs, _ = _game_stream(client, gid)
     sb.set_opponent_gone(gid, True)
-    assert gs.get() == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 1}
-    sb.set_opponent_gone(gid, False)
-    assert gs.get() == {"type": "opponentGone", "gone": False}
+    assert gs.get() == {"type": "opponentGone", "gone": True, "claimWinInSeconds": 1}  # on a tick
+    sb.set_opponent_gone(gid, False)  # back within the countdown: lila sends nothing
+    assert sb.game(gid).opponent_gone is False
+    sb.set_opponent_gone(gid, True)
+    gs.until(lambda x: x["type"] == "opponentGone" and x["claimWinInSeconds"] == 0, timeout=3)
+    sb.set_opponent_gone(gid, False)  # back after being long gone
+    assert gs.until(lambda x: x.get("gone") is False) == {"type": "opponentGone", "gone": False}
     time.sleep(0.7)
-    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").status_code == 400  # they came back
+    assert _post(sb, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}  # our turn: a no-op
+    assert sb.game(gid).status == "started"
 
 
-def test_realtime_challenge_expires():
+def test_no_opponent_gone_on_subscribe():
+    with Sandbox(gone_claim_s=0.0, gone_tick_s=3600.0) as s:  # no tick within the test
+        gid = s.start_game(opponent=IdleOpponent(), moves=["e2e4", "e7e5"])
+        s.set_opponent_gone(gid, True)
+        gs, full = _game_stream(client_for(s), gid)
+        assert _drain(gs, 0.5) == []  # lila sends it on its next round tick, not on connect
+        assert _post(s, f"/api/bot/game/{gid}/claim-victory").json() == {"ok": True}  # our turn
+
+
+def test_no_opponent_gone_before_both_moved_nor_without_a_clock(sb, client):
+    g1 = sb.start_game(opponent=IdleOpponent(), bot_color="black")
+    g2 = sb.start_game(opponent=IdleOpponent(), bot_color="black", clock=None, days=2, moves=["e2e4", "e7e5"])
+    streams = [_game_stream(client, g)[0] for g in (g1, g2)]
+    for g in (g1, g2):
+        sb.set_opponent_gone(g, True)
+    time.sleep(1.0)
+    for g, r in zip((g1, g2), streams, strict=True):
+        assert all(x["type"] != "opponentGone" for x in _drain(r, 0.3))
+        assert _post(sb, f"/api/bot/game/{g}/claim-victory").json() == {"ok": True}  # not forceResignable
+        assert sb.game(g).status == "started"
+
+
+def test_realtime_challenge_expires_silently():
     with Sandbox(challenge_ttl_s=0.3, keepalive_s=0.2) as s:
         ev = Reader(client_for(s).bots.stream_incoming_events())
         cid = s.send_challenge("alice")
         assert ev.get()["type"] == "challenge"
-        e = ev.get(2)
-        assert e["type"] == "challengeCanceled" and e["challenge"]["id"] == cid
-        assert s.challenge(cid).status == "canceled"
+        assert s.wait_challenge_answered(cid, 2) == "expired"
+        # lila ChallengeApi.sweep removes it without an event: only keep-alives follow
+        assert [x for x in _drain(ev, 0.6) if x] == []
+        r = _post(s, f"/api/challenge/{cid}/accept")
+        assert (r.status_code, r.json()) == (404, {"error": "Not found"})
 
 
 @pytest.mark.slow
@@ -481,3 +785,20 @@ def test_unplayable_variant_is_refused_with_400(sb, client):
         client.bots.accept_challenge(cid)
     assert ei.value.status_code == 400
     assert sb.challenge(cid).status == "created" and sb.errors == []
+
+
+def test_game_full_without_clock_for_correspondence_and_unlimited(sb, client):
+    for days in (3, None):
+        gid = sb.start_game(opponent=IdleOpponent(), clock=None, days=days)
+        _, full = _game_stream(client, gid)
+        assert "clock" not in full  # lila BotJsonView.gameFull: absent, not null
+        assert full.get("daysPerTurn") == days
+        assert full["speed"] == "correspondence"
+        assert full["black"]["title"] is None and "provisional" not in full["black"]
+
+
+def test_status_ids_as_scalachess():
+    from bot.sandbox import STATUS_IDS
+
+    assert STATUS_IDS["unknownFinish"] == 38 and STATUS_IDS["insufficientMaterialClaim"] == 39
+    assert STATUS_IDS["variantEnd"] == 60 and len(set(STATUS_IDS.values())) == len(STATUS_IDS)

@@ -10,32 +10,68 @@ The real berserk client works against it unchanged::
 
 Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephemeral port:
   GET  /api/account, /api/account/playing          POST /api/bot/account/upgrade
-  GET  /api/stream/event                           (chunked ndjson; a second stream closes the first)
+  GET  /api/stream/event                           (chunked ndjson; a second stream closes the first;
+                                                    at most event_stream_limit connects, else 429)
   POST /api/challenge/{id}/accept, /decline        (JSON {"reason": ...} or form body)
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
-  POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{yes|no},
+  POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
        /claim-victory
 Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true}.
+
+Answers as lila gives them (each rule's docstring names the lila file/function it mirrors):
+  move: "Invalid UCI: zz" / "Piece on e2 cannot move to e5" / "Not your turn, or game already over" (400);
+        offeringDraw=true|false is a draw yes/no *before* the move; a move after the mover's flag fell
+        ends the game outoftime and answers 200.
+  draw/{word}: always 200; `1 true True on yes` mean yes, any other word no; an offer needs ply >= 2,
+        both sides moved, and none by the same side within 20 plies (else silently ignored); an offer
+        to a side that cannot mate ends the game insufficientMaterialClaim; system chat lines from
+        "lichess" ("White offers draw", "Draw offer accepted").
+  claim-victory: 200 and nothing unless it is the opponent's turn in a clock game both sides moved in;
+        then a long-gone opponent loses by timeout (no winner if the bot cannot mate); 400 "You cannot
+        claim the win on this game" unless the bot won. opponentGone comes only on the periodic tick
+        (every gone_tick_s: claimWinInSeconds counting down, then 0 on every tick), never on
+        subscribe; gone:false only when a long-gone opponent returns.
+  chat: text 1-140 characters, room player|spectator, else 400 {"error": {field: [message]}}; the bot's
+        own lines come back on its game stream.
+  challenges: event-stream challenge JSON without `direction`; challengeDeclined also for the bot's own
+        declines (declineReasonKey lower-case, unknown reasons generic); expiry (challenge_ttl_s) is
+        silent; accept: canceled/declined -> 400 "The challenge has been canceled."/"... declined.",
+        otherwise closed or unknown -> 404 {"error": "Not found"}; a BOT challenger's challenge over
+        bot_games_per_day -> 429 {"error": ..., "ratelimit": {"key": "bot.vsBot.day", "seconds": S}}
+        without Retry-After (the challenge stays open).
+  event stream over event_stream_limit=(credits, window_s) in a fixed window -> 429 {"error": "Please
+        don't poll this endpoint, ..."} without Retry-After.
+  gameFull: no `clock` for correspondence/unlimited games; title null if untitled; provisional only
+        when true. Status ids as scalachess (unknownFinish 38, insufficientMaterialClaim 39).
 
 Control API (all waits return instead of raising on timeout)::
 
     Sandbox(token="sandbox-token", bot_name="umax-bot", bot_account=True, seed=0, *, host="127.0.0.1",
             port=0, keepalive_s=6.0, opponent_think_s=0.05, no_start_s=60.0, no_start_status="aborted",
-            gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True)
+            gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True, flag_delay_s=0.0,
+            gone_tick_s=1.0, bot_games_per_day=None, bot_limit_reset_s=3600.0,
+            event_stream_limit=(30, 600.0))
+        flag_delay_s: how late the referee flags a side nobody acts for (a move still flags at once);
+        gone_tick_s: the round tick sending opponentGone (lila: 5 s); bot_games_per_day: lila BotLimit
+        (None = no limit) over a window of bot_limit_reset_s; event_stream_limit: None = no limit
     .start() -> Sandbox; .stop(); context manager; .url; .token; .port
     .send_challenge(challenger="alice", challenger_is_bot=False, variant="standard", rated=False,
                     clock=(60, 0), days=None, color="random", initial_fen=None, opponent=None, *,
-                    challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=False,
+                    challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=True,
                     think_s=None) -> challenge id   (color is the challenger's; opponent None = random mover)
     .cancel_challenge(cid); .challenge(cid) -> ChallengeInfo(status, decline_reason, decline_body, game_id,
-                    bot_color, answered_at); .wait_challenge_answered(cid, timeout=5.0) -> status
+                    bot_color, answered_at; .decline_key); .wait_challenge_answered(cid, timeout=5.0)
+                    -> status (created, accepted, declined, canceled, expired)
+    .bot_games_today; .set_bot_games_today(n)     (games against bots in the BotLimit window)
     .start_game(opponent=None, bot_color="white", clock=(60, 0), initial_fen=None, moves=(), *, days=None,
                 variant="standard", rated=False, opponent_name="alice", opponent_is_bot=False,
-                opponent_rating=1500, castling_as_king_takes_rook=False, think_s=None) -> game id
+                opponent_rating=1500, castling_as_king_takes_rook=True, think_s=None) -> game id
+                (castling_as_king_takes_rook=False: the older e1g1 form, never in Chess960)
     .game(gid) -> GameInfo(status, winner, moves, fen, bot_color, wtime_ms, btime_ms, chat, draw_offers,
                 pending_draw, bot_move_times, bot_move_latency, rejected_moves, opponent_gone, ...)
     .games(); .wait_game_over(gid, timeout=10.0) -> status; .wait_moves(gid, n, timeout=5.0) -> bool
     .wait_until(predicate, timeout=5.0) -> bool; .wait_event_stream(timeout=5.0, connects=1) -> bool
+    .event_stream_connects; .event_stream_refused (429s of the connect limit)
     .request_log -> [RequestRecord(t, method, path, status)]  (status 0 = dropped before a status line)
     .request_details -> [RequestDetail(arrived, t, method, path, status, retry_after, served_status)]
     .requests(path_regex=".*", method=None) -> filtered log; .errors -> sandbox-side problems
@@ -49,11 +85,12 @@ Control API (all waits return instead of raising on timeout)::
     bot.sandbox.chaos.Chaos(sb, ChaosConfig(rate, seed, ...)).install().start(): random faults of every
                kind plus periodic restarts, with a record of what fired (see chaos.py)
 
-Game rules: moves validated with python-chess (castling as e1g1 or e1h1; promotions e7e8n); Lichess
-clocks (running once both sides moved, increment, flag -> outoftime checked by a background timer);
+Game rules: moves validated with python-chess (castling taken as e1g1 or e1h1, sent as e1h1 unless
+asked otherwise; promotions e7e8n, a bare e7e8 is a queen); Lichess clocks (running once both sides
+moved, increment, flag -> outoftime checked by a background timer, or draw if the other side offers one);
 a side that does not make its first move within no_start_s -> no_start_status ("aborted");
 mate/stalemate/draw (insufficient material, 50 moves, threefold)/resign/abort/draw agreement/
-claim-victory ("timeout") with Lichess status names and `winner`.
+insufficientMaterialClaim/claim-victory ("timeout") with Lichess status names and `winner`.
 
 Opponents (one fresh instance per game): ScriptedOpponent(moves, then=None, think_s=None) with entries
 "e7e5", "offer-draw:e7e5", "offer-draw", "accept-draw", "decline-draw", "resign", "abort", "wait:<s>",

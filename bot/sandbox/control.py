@@ -11,6 +11,7 @@ from typing import Any, Callable, NamedTuple
 import chess
 
 from . import faults as flt
+from . import wire
 from .model import Challenge, Game, Player, World
 from .opponents import Opponent, RandomOpponent
 from .runner import Runner
@@ -38,12 +39,17 @@ class RequestDetail(NamedTuple):
 @dataclass(frozen=True)
 class ChallengeInfo:
     id: str
-    status: str                 # created, accepted, declined, canceled
-    decline_reason: str | None  # the reason key the bot sent (e.g. "tooFast")
+    status: str                 # created, accepted, declined, canceled, expired (challenge_ttl_s)
+    decline_reason: str | None  # the reason word the bot sent (e.g. "tooFast"; "generic" if none)
     decline_body: Any           # decoded body of the decline request
     game_id: str | None
     bot_color: str
     answered_at: float | None   # monotonic
+
+    @property
+    def decline_key(self) -> str | None:
+        """The reason as lila takes it: lower-case key, "generic" for an unknown word."""
+        return wire.decline_key(self.decline_reason) if self.status == "declined" else None
 
 
 @dataclass(frozen=True)
@@ -67,7 +73,7 @@ class GameInfo:
     opponent_errors: list[str]
     stream_connects: int
     flagged: str | None = None                  # the colour that lost on time (status outoftime)
-    castling_as_king_takes_rook: bool = False   # castling sent as e1h1 in this game
+    castling_as_king_takes_rook: bool = True    # castling sent as e1h1 in this game (else e1g1)
 
     @property
     def over(self) -> bool:
@@ -85,7 +91,9 @@ class Sandbox:
                  seed: int | None = 0, *, host: str = "127.0.0.1", port: int = 0, keepalive_s: float = 6.0,
                  opponent_think_s: float = 0.05, no_start_s: float = 60.0, no_start_status: str = "aborted",
                  gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
-                 upgrade_allowed: bool = True):
+                 upgrade_allowed: bool = True, flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
+                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0,
+                 event_stream_limit: tuple[int, float] | None = (30, 600.0)):
         self.token = token
         self.host = host
         self.port = port
@@ -97,7 +105,9 @@ class Sandbox:
         self.world = World(bot=Player.named(bot_name, title="BOT" if bot_account else None),
                            bot_account=bot_account, token=token, seed=seed, base_url=lambda: self.url,
                            no_start_s=no_start_s, gone_claim_s=gone_claim_s, no_start_status=no_start_status,
-                           challenge_ttl_s=challenge_ttl_s)
+                           challenge_ttl_s=challenge_ttl_s, flag_delay_s=flag_delay_s,
+                           gone_tick_s=gone_tick_s, bot_games_per_day=bot_games_per_day,
+                           bot_limit_reset_s=bot_limit_reset_s, event_stream_limit=event_stream_limit)
         self.runner = Runner(self.world, opponent_think_s)
         self._log: list[RequestRecord] = []
         self._details: list[RequestDetail] = []
@@ -193,7 +203,7 @@ class Sandbox:
                        clock: tuple[int, int] | None = (60, 0),
                        days: int | None = None, color: str = "random", initial_fen: str | None = None,
                        opponent: Opponent | None = None, *, challenger_rating: int = 1500,
-                       challenger_title: str | None = None, castling_as_king_takes_rook: bool = False,
+                       challenger_title: str | None = None, castling_as_king_takes_rook: bool = True,
                        think_s: float | None = None) -> str:
         """A challenge to the bot; `color` is the challenger's wish (white/black/random).
         clock=(limit_s, increment_s); clock=None with days=N is correspondence, with days=None unlimited."""
@@ -224,6 +234,16 @@ class Sandbox:
             return ChallengeInfo(c.id, c.status, c.decline_reason, c.decline_body, c.game_id, c.bot_color,
                                  c.answered_at)
 
+    @property
+    def bot_games_today(self) -> int:
+        """Games the bot started against BOT opponents in the current bot-limit window."""
+        with self.world.cond:
+            return self.world.bot_games(time.monotonic())
+
+    def set_bot_games_today(self, n: int) -> None:
+        """Pretend the bot played `n` games against bots in a window starting now (lila BotLimit)."""
+        self.world.set_bot_games_today(n)
+
     def wait_challenge_answered(self, cid: str, timeout: float = 5.0) -> str:
         """Waits until the challenge is accepted/declined/canceled; returns the status
         ("created" on timeout)."""
@@ -238,7 +258,7 @@ class Sandbox:
                    moves: list[str] | tuple[str, ...] = (), *, days: int | None = None,
                    variant: str = "standard", rated: bool = False, opponent_name: str = "alice",
                    opponent_is_bot: bool = False, opponent_rating: int = 1500,
-                   castling_as_king_takes_rook: bool = False, think_s: float | None = None) -> str:
+                   castling_as_king_takes_rook: bool = True, think_s: float | None = None) -> str:
         """A game already in progress (announced with gameStart on the event stream). `moves` are
         UCI moves already played from `initial_fen`; the clock runs if they are two or more."""
         if days is not None:
@@ -301,7 +321,13 @@ class Sandbox:
 
     @property
     def event_stream_connects(self) -> int:
+        """Event streams opened (requests refused with 429 not included)."""
         return self.world.event_stream_connects
+
+    @property
+    def event_stream_refused(self) -> int:
+        """Event stream requests answered 429 by the connect limit (event_stream_limit)."""
+        return self.world.event_stream_refused
 
     @property
     def errors(self) -> list[str]:

@@ -29,12 +29,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class ApiError(Exception):
-    """An HTTP error answer: status code plus the Lichess-style JSON body {"error": message}."""
+    """An HTTP error answer: status code plus the Lichess-style JSON body {"error": message}
+    (or `body` when lila answers something else, e.g. a form error or a rate limit)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, body: dict[str, Any] | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.body = body if body is not None else {"error": message}
 
 
 @dataclass
@@ -49,6 +51,9 @@ class Player:
     def named(cls, name: str, title: str | None = None, rating: int = 1500) -> Player:
         return cls(id=name.lower(), name=name, title=title, rating=rating)
 
+
+EVENT_STREAM_LIMITED = ("Please don't poll this endpoint, it is intended to be streamed. "
+                        "See https://lichess.org/api#tag/Board/operation/apiStreamEvent.")
 
 # Stream items besides JSON lines: CLOSE ends the stream cleanly (final zero-size chunk),
 # CUT drops the connection abruptly (the client sees a broken chunked body).
@@ -189,8 +194,9 @@ class Game:
         self.board = board
         self.opponent = opponent
         self.options = options
-        # Chess960 always uses king-takes-rook; standard games only when asked (Lichess may do it too).
-        self.castling_kxr = bool(options.get("castling_as_king_takes_rook")) or variant == "chess960"
+        # Today's lila renders castling king-takes-rook (e1h1) in every variant (scalachess UciDump without
+        # legacyStandardCastling); castling_as_king_takes_rook=False gives the older e1g1 form (never in 960).
+        self.castling_kxr = bool(options.get("castling_as_king_takes_rook", True)) or variant == "chess960"
         self.think_s: float | None = options.get("think_s")
         self.no_start_s = no_start_s
         self.source = "friend"
@@ -211,8 +217,7 @@ class Game:
         self.bot_move_latency: list[float] = []       # seconds from "bot's turn began" to move received
         self.rejected_moves: list[tuple[str, str]] = []  # (uci, error) of refused bot moves
         self.opponent_gone = False
-        self.gone_deadline: float | None = None   # when the bot may claim victory
-        self.gone_claim_sent = False
+        self.gone_deadline: float | None = None   # when the opponent is "long gone" (claimable)
         self.opponent_errors: list[str] = []
         self.subs: list[Subscriber] = []
         self.ended_at: float | None = None
@@ -223,6 +228,25 @@ class Game:
 
     def clock_running(self) -> bool:
         return self.clock is not None and self.plies_in_game >= 2 and self.status == "started"
+
+    def drawable(self) -> bool:
+        """lila Game.drawable: playable and no longer abortable (both sides moved in this game)."""
+        return self.status == "started" and self.plies_in_game >= 2
+
+    def offered_draw_recently(self, color: str) -> bool:
+        """lila playerHasOfferedDrawRecently: `color`'s last offer is at most 20 plies old."""
+        last = [n for c, n in self.draw_offers if c == color]
+        return bool(last) and last[-1] >= len(self.moves) - 20
+
+    def can_offer_draw(self, color: str) -> bool:
+        """lila playerCanOfferDraw: ply >= 2 (counted from the FEN's move number), no offer of ours
+        standing, none in the last 20 plies."""
+        return (self.status == "started" and self.board.ply() >= 2 and color not in self.pending_draw
+                and not self.offered_draw_recently(color))
+
+    def cannot_mate(self, color: str) -> bool:
+        """scalachess insufficient winning material for `color`."""
+        return self.board.has_insufficient_material(chess.WHITE if color == "white" else chess.BLACK)
 
     def clock_ms(self) -> tuple[int, int]:
         return max(0, int(self.time_ms["white"])), max(0, int(self.time_ms["black"]))
@@ -257,7 +281,10 @@ class World:
 
     def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
                  base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
-                 no_start_status: str = "aborted", challenge_ttl_s: float | None = None):
+                 no_start_status: str = "aborted", challenge_ttl_s: float | None = None,
+                 flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
+                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0,
+                 event_stream_limit: tuple[int, float] | None = (30, 600.0)):
         self.cond = threading.Condition(threading.RLock())
         self.bot = bot
         self.bot_account = bot_account
@@ -266,12 +293,25 @@ class World:
         self.base_url = base_url
         self.no_start_s = no_start_s
         self.gone_claim_s = gone_claim_s
+        self.gone_tick_s = gone_tick_s  # lila's round actors tick every 5 s (RoundSocket tickSeconds)
+        self._next_gone_tick = time.monotonic() + gone_tick_s
         self.no_start_status = no_start_status
         self.challenge_ttl_s = challenge_ttl_s
+        self.flag_delay_s = flag_delay_s  # how late the referee notices a flag nobody acted on
+        # lila BotLimit: games against other bots per day (None = no limit), in a window of
+        # bot_limit_reset_s that starts with the sandbox (or with set_bot_games_today).
+        self.bot_games_per_day = bot_games_per_day
+        self.bot_limit_reset_s = bot_limit_reset_s
+        self.bot_games_today = 0
+        self.bot_limit_window_end = time.monotonic() + bot_limit_reset_s
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
         self.event_sub: Subscriber | None = None
-        self.event_stream_connects = 0
+        self.event_stream_connects = 0      # event streams opened
+        self.event_stream_refused = 0       # event stream requests answered 429 (event_stream_limit)
+        self.event_stream_limit = event_stream_limit
+        self._es_used = 0
+        self._es_window_end: float | None = None
         self.game_stream_connects: dict[str, int] = {}
         self.on_game_created: Callable[[Game], None] | None = None
         self.errors: list[str] = []
@@ -301,7 +341,7 @@ class World:
     def get_challenge(self, cid: str) -> Challenge:
         c = self.challenges.get(cid)
         if c is None:
-            raise ApiError(404, "Challenge not found")
+            raise ApiError(404, "Not found")
         return c
 
     # --- challenges ------------------------------------------------------------------------------
@@ -314,6 +354,7 @@ class World:
             return c
 
     def cancel_challenge(self, cid: str) -> None:
+        """The challenger withdraws: challengeCanceled on the bot's stream."""
         with self.cond:
             c = self.get_challenge(cid)
             if c.status != "created":
@@ -324,11 +365,33 @@ class World:
                                  "challenge": wire.challenge_json(c, self.base_url())})
             self.cond.notify_all()
 
+    def expire_challenge(self, cid: str) -> None:
+        """lila ChallengeApi.sweep: an unanswered challenge is removed at its expiry, without any event
+        (status "expired" here; the API then knows it no more: 404)."""
+        with self.cond:
+            c = self.get_challenge(cid)
+            if c.status == "created":
+                c.status = "expired"
+                c.answered_at = time.monotonic()
+                self.cond.notify_all()
+
+    @staticmethod
+    def _answerable(c: Challenge) -> None:
+        """lila Challenge.apiAccept: canceled and declined challenges get their own 400, anything else
+        no longer open (accepted, expired) is unknown: 404."""
+        if c.status == "canceled":
+            raise ApiError(400, "The challenge has been canceled.")
+        if c.status == "declined":
+            raise ApiError(400, "The challenge has been declined.")
+        if c.status != "created":
+            raise ApiError(404, "Not found")
+
     def accept_challenge(self, cid: str) -> Game:
         with self.cond:
             c = self.get_challenge(cid)
-            if c.status != "created":
-                raise ApiError(404, "Challenge not found or already answered")
+            self._answerable(c)
+            if c.challenger.title == "BOT":
+                self._check_bot_limit()
             try:  # a challenge the sandbox cannot play (odd variant key, bad FEN) is refused, not crashed
                 new_board(c.variant, c.initial_fen)
             except ValueError as e:
@@ -343,17 +406,46 @@ class World:
             c.game_id = g.id
             return g
 
+    def bot_games(self, now: float) -> int:
+        """Games against bots in the current window (a new window starts with 0)."""
+        if now >= self.bot_limit_window_end:
+            self.bot_games_today = 0
+            self.bot_limit_window_end = now + self.bot_limit_reset_s
+        return self.bot_games_today
+
+    def set_bot_games_today(self, n: int) -> None:
+        """Tests: the bot "has played" n games against bots in a window that starts now."""
+        with self.cond:
+            self.bot_games_today = n
+            self.bot_limit_window_end = time.monotonic() + self.bot_limit_reset_s
+
+    def _check_bot_limit(self) -> None:
+        """lila Challenge.apiAccept with BotLimit: accepting a bot's challenge over the daily bot-vs-bot
+        limit -> 429 with a `ratelimit` object (lila CtrlErrors Writes[Limited]) and no Retry-After;
+        the challenge stays open."""
+        now = time.monotonic()
+        limit = self.bot_games_per_day
+        if limit is None or self.bot_games(now) < limit:
+            return
+        seconds = max(1, math.ceil(self.bot_limit_window_end - now))
+        msg = (f"You played {limit} games against other bots today, "
+               "please wait before challenging another bot.")
+        raise ApiError(429, msg, {"error": msg, "ratelimit": {"key": "bot.vsBot.day", "seconds": seconds}})
+
     def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
+        """lila Challenge.apiDecline: only an open challenge (else 404); any reason word is taken, an
+        unknown one as generic (wire.decline_key). challengeDeclined goes to both sides, so the bot's
+        own stream hears of the challenge it declined."""
         with self.cond:
             c = self.get_challenge(cid)
             if c.status != "created":
-                raise ApiError(404, "Challenge not found or already answered")
+                raise ApiError(404, "Not found")
             c.status = "declined"
             c.decline_reason = reason
             c.decline_body = body
             c.answered_at = time.monotonic()
-            # Lichess tells the *challenger* (challengeDeclined on their stream); the bot's own
-            # stream gets nothing for a challenge it declined itself.
+            self._publish_event({"type": "challengeDeclined",
+                                 "challenge": wire.challenge_json(c, self.base_url())})
             self.cond.notify_all()
 
     # --- games -----------------------------------------------------------------------------------
@@ -376,6 +468,9 @@ class World:
                 board.push(mv)
             g.plies_in_game = len(g.moves)
             self.games[gid] = g
+            if (black if white is self.bot else white).title == "BOT":
+                self.bot_games(time.monotonic())
+                self.bot_games_today += 1
             self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
             if self.on_game_created is not None:
                 self.on_game_created(g)
@@ -400,37 +495,57 @@ class World:
         self._publish_event({"type": "gameFinish", "game": wire.game_event_info(g)})
         self.cond.notify_all()
 
-    def _apply_move(self, g: Game, uci: str, color: str, now: float) -> None:
-        """Validate and play `uci` for `color` (raises ApiError 400, game unchanged)."""
+    @staticmethod
+    def _parse_uci_text(uci: str) -> None:
+        """lila BotPlayer: text that is not UCI at all -> 400 "Invalid UCI: <text>" (before any rule)."""
+        try:
+            ok = bool(chess.Move.from_uci(uci))  # the null move "0000" is falsy: not a move to lila
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ApiError(400, f"Invalid UCI: {uci}")
+
+    def _check_move(self, g: Game, uci: str, color: str) -> chess.Move:
+        """The move `color` wants to play, or ApiError 400 as lila answers it (game unchanged)."""
+        self._parse_uci_text(uci)
         if g.status != "started" or g.turn_color() != color:
             raise ApiError(400, "Not your turn, or game already over")
         try:
-            mv = parse_move(g.board, g.variant, uci)
+            return parse_move(g.board, g.variant, uci)
         except ValueError:
             raise ApiError(400, f"Piece on {uci[:2]} cannot move to {uci[2:4]}") from None
+
+    def _flag_fell(self, g: Game, color: str, now: float) -> bool:
+        """lila MovePlayer: a move arriving after the mover's flag fell is not played; the game ends
+        (Finisher.outOfTime) and the move request still succeeds."""
+        if g.clock_running() and g.remaining_ms(color, now) <= 0:
+            self._flag(g, color, now)
+            return True
+        return False
+
+    def _play(self, g: Game, mv: chess.Move, color: str, now: float) -> None:
+        """Push a checked move, charge the clock (plus increment) and decline the other side's offer."""
         if g.clock is not None and g.clock_running():
-            left = g.remaining_ms(color, now)
-            if left <= 0:
-                # Lichess refuses the move and ends the game: the flag fell before the move arrived.
-                self._flag(g, color, now)
-                raise ApiError(400, "Not your turn, or game already over")
-            g.time_ms[color] = left + g.clock[1] * 1000.0
+            g.time_ms[color] = g.remaining_ms(color, now) + g.clock[1] * 1000.0
         rendered = g.render(mv)
         g.board.push(mv)
         g.moves.append(rendered)
         g.plies_in_game += 1
         g.turn_started = now
-        # A move declines a standing offer from the other side (Lichess semantics).
+        # A move declines a standing offer from the other side (lila RoundAsyncActor postHumanOrBotPlay).
         g.pending_draw.discard(other(color))
 
     def _flag(self, g: Game, color: str, now: float) -> None:
+        """lila Finisher.outOfTime: a draw if the other side has a draw offer standing; else outoftime,
+        won by the other side unless it cannot mate."""
         g.time_ms[color] = 0.0
-        g.flagged = color
         win = other(color)
-        # Lichess: a flag against a side that cannot mate is a draw (status outoftime, no winner).
-        wc = chess.WHITE if win == "white" else chess.BLACK
-        winner = None if g.board.has_insufficient_material(wc) else win
-        self._finish(g, "outoftime", winner, now)
+        if win in g.pending_draw:
+            self._system_chat(g, "Draw offer accepted")
+            self._finish(g, "draw", None, now)
+            return
+        g.flagged = color
+        self._finish(g, "outoftime", None if g.cannot_mate(win) else win, now)
 
     def _after_move(self, g: Game, now: float) -> None:
         b = g.board
@@ -449,53 +564,87 @@ class World:
             self._publish_game(g, wire.game_state_json(g))
             self.cond.notify_all()
 
-    def _offer_or_accept_draw(self, g: Game, color: str, now: float) -> bool:
-        """Returns True when this agreed a draw (the other side had an offer standing)."""
+    def _system_chat(self, g: Game, text: str) -> None:
+        """lila Messenger.system: a line from "lichess" in the player room (sent on the game streams)."""
+        g.chat.append(("lichess", "player", text))
+        self._publish_game(g, {"type": "chatLine", "room": "player", "username": "lichess", "text": text})
+
+    def _draw_yes(self, g: Game, color: str, now: float) -> None:
+        """lila Drawer.yes: accept the other side's standing offer (draw), else make an offer if
+        playerCanOfferDraw allows it (silently nothing otherwise); an offer to a side that cannot mate
+        ends the game as insufficientMaterialClaim. (The threefold branch never applies here: the
+        sandbox draws every threefold repetition at once, as lila does in games with a bot.)
+        The caller publishes the new state."""
+        if not g.drawable():
+            return
         if other(color) in g.pending_draw:
+            self._system_chat(g, "Draw offer accepted")
             self._finish(g, "draw", None, now)
-            return True
-        if color not in g.pending_draw:
+        elif g.can_offer_draw(color):
+            if g.cannot_mate(other(color)):
+                self._finish(g, "insufficientMaterialClaim", None, now)
+                return
             g.pending_draw.add(color)
             g.draw_offers.append((color, len(g.moves)))
-        return False
+            self._system_chat(g, f"{color.capitalize()} offers draw")
+
+    def _draw_no(self, g: Game, color: str) -> None:
+        """lila Drawer.no: withdraw our own offer, else decline the other side's."""
+        if not g.drawable():
+            return
+        if color in g.pending_draw:
+            g.pending_draw.discard(color)
+        else:
+            g.pending_draw.discard(other(color))
+
+    def _answer_draw(self, g: Game, color: str, yes: bool, now: float) -> None:
+        """A draw yes/no outside a move: a new gameState only if the offers changed (or the game ended)."""
+        before = set(g.pending_draw)
+        if yes:
+            self._draw_yes(g, color, now)
+        else:
+            self._draw_no(g, color)
+        if g.status == "started" and g.pending_draw != before:
+            self._publish_game(g, wire.game_state_json(g))
+        self.cond.notify_all()
 
     # --- the bot's side (HTTP endpoints) ---------------------------------------------------------
-    def bot_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
+    def bot_move(self, gid: str, uci: str, offering_draw: bool | None = None) -> None:
+        """lila BotPlayer.apply: check the text and the turn, then `offeringDraw` (true: Drawer.yes,
+        false: Drawer.no) before the move itself; a move the draw made moot, or one after our flag fell,
+        still answers 200 (the game is over)."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
             try:
-                self._apply_move(g, uci, g.bot_color, now)
+                mv = self._check_move(g, uci, g.bot_color)
             except ApiError as e:
                 g.rejected_moves.append((uci, e.message))
                 raise
+            if offering_draw is True:
+                self._draw_yes(g, g.bot_color, now)
+            elif offering_draw is False:
+                self._draw_no(g, g.bot_color)
+            if g.status != "started" or self._flag_fell(g, g.bot_color, now):
+                self.cond.notify_all()
+                return
+            self._play(g, mv, g.bot_color, now)
             g.bot_move_times.append(now)
             g.bot_move_latency.append(now - g.bot_turn_began)
-            if offering_draw:
-                g.pending_draw.add(g.bot_color)
-                g.draw_offers.append((g.bot_color, len(g.moves)))
             self._after_move(g, now)
 
     def bot_draw(self, gid: str, accept: bool) -> None:
+        """lila BotPlayer.setDraw: always answers 200, even when nothing happens or the game is over."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
-            if g.status != "started":
-                raise ApiError(400, "Game already over")
-            if accept:
-                if not self._offer_or_accept_draw(g, g.bot_color, now):
-                    self._publish_game(g, wire.game_state_json(g))
-            else:
-                if other(g.bot_color) in g.pending_draw:
-                    g.pending_draw.discard(other(g.bot_color))
-                    self._publish_game(g, wire.game_state_json(g))
-            self.cond.notify_all()
+            if g.status == "started":
+                self._answer_draw(g, g.bot_color, accept, now)
 
     def bot_chat(self, gid: str, room: str, text: str) -> None:
+        """lila BotPlayer.chat (the form is checked by the HTTP layer, as lila BotForm.chat does)."""
         with self.cond:
             g = self.get_game(gid)
-            if room not in ("player", "spectator"):
-                raise ApiError(400, "Invalid room")
             g.chat.append((self.bot.name, room, text))
             # Lichess echoes the bot's own line back on its game stream.
             self._publish_game(g, {"type": "chatLine", "room": room, "username": self.bot.name, "text": text})
@@ -512,50 +661,65 @@ class World:
         with self.cond:
             g = self.get_game(gid)
             if g.status != "started":
-                raise ApiError(400, "Game already over")
+                raise ApiError(400, "This game cannot be resigned")
             if g.plies_in_game < 2:  # Lichess turns a resignation before both moved into an abort
                 self._finish(g, "aborted", None, time.monotonic())
             else:
                 self._finish(g, "resign", other(g.bot_color), time.monotonic())
 
+    @staticmethod
+    def _might_claim_win(g: Game) -> bool:
+        """lila Pov.mightClaimWin: Game.forceResignable (a clock game no longer abortable) and not the
+        claimer's turn."""
+        return g.status == "started" and g.clock is not None and g.plies_in_game >= 2 \
+            and g.turn_color() != g.bot_color
+
+    @staticmethod
+    def _long_gone(g: Game, now: float) -> bool:
+        """lila RoundAsyncActor Player.isLongGone: offline for the whole claim delay."""
+        return g.opponent_gone and g.gone_deadline is not None and now >= g.gone_deadline
+
     def bot_claim_victory(self, gid: str) -> None:
+        """lila BotPlayer.claimVictory: nothing (200) unless mightClaimWin; then ResignForce: a long-gone
+        opponent loses by `timeout` (Finisher.rageQuit: no winner if the bot cannot mate); 400 unless
+        the bot ends up the winner."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
-            claimable = g.opponent_gone and g.gone_deadline is not None and now >= g.gone_deadline
-            if g.status != "started" or not claimable:
+            if not self._might_claim_win(g):
+                return
+            if self._long_gone(g, now):
+                self._finish(g, "timeout", None if g.cannot_mate(g.bot_color) else g.bot_color, now)
+            if g.winner != g.bot_color:
                 raise ApiError(400, "You cannot claim the win on this game")
-            self._finish(g, "timeout", g.bot_color, now)
 
     # --- the opponent's side (driven by runner.py) -----------------------------------------------
     def opponent_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:
+        """The opponent moves (and, with offering_draw, offers a draw right after its move, as a person
+        clicking "offer draw" would: the same Drawer.yes rules as the bot's offers)."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
             color = other(g.bot_color)
-            self._apply_move(g, uci, color, now)
+            mv = self._check_move(g, uci, color)
+            if self._flag_fell(g, color, now):
+                return
+            self._play(g, mv, color, now)
             if g.opponent_gone:  # moving means they are back
                 self._set_gone(g, False, now)
-            if offering_draw:
-                g.pending_draw.add(color)
-                g.draw_offers.append((color, len(g.moves)))
+            if offering_draw and not g.board.is_game_over(claim_draw=False):
+                self._draw_yes(g, color, now)
             g.bot_turn_began = now
-            self._after_move(g, now)
+            if g.status == "started":
+                self._after_move(g, now)
 
     def opponent_draw(self, gid: str, accept: bool) -> None:
+        """The opponent answers or makes a draw offer (lila Drawer.yes / Drawer.no)."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
-            if g.status != "started":
-                return
-            color = other(g.bot_color)
-            if accept:
-                if not self._offer_or_accept_draw(g, color, now):
-                    self._publish_game(g, wire.game_state_json(g))
-            elif g.bot_color in g.pending_draw:
-                g.pending_draw.discard(g.bot_color)
-                self._publish_game(g, wire.game_state_json(g))
-            self.cond.notify_all()
+            if g.status == "started":
+                self._answer_draw(g, other(g.bot_color), accept, now)
 
     def opponent_resign(self, gid: str) -> None:
         with self.cond:
@@ -580,16 +744,29 @@ class World:
             self.cond.notify_all()
 
     def _set_gone(self, g: Game, gone: bool, now: float) -> None:
-        g.opponent_gone = gone
-        if gone:
-            g.gone_deadline = now + self.gone_claim_s
-            g.gone_claim_sent = False
-            self._publish_game(g, {"type": "opponentGone", "gone": True,
-                                   "claimWinInSeconds": math.ceil(self.gone_claim_s)})
-        else:
-            g.gone_deadline = None
+        """The opponent leaves or comes back. Leaving is only announced by the periodic tick
+        (`_notify_gone`); coming back sends `gone: false` only after being long gone (lila
+        RoundAsyncActor Player.setOnline)."""
+        if not gone and self._long_gone(g, now):
             self._publish_game(g, {"type": "opponentGone", "gone": False})
+        g.opponent_gone = gone
+        g.gone_deadline = now + self.gone_claim_s if gone else None
         self.cond.notify_all()
+
+    def _notify_gone(self, g: Game, now: float) -> None:
+        """lila RoundAsyncActor `Tick`: while the opponent is offline and the bot online (its game stream
+        open), in a clock game both sides moved in: `claimWinInSeconds: 0` once claimable (every tick),
+        before that the countdown, if the opponent's clock outlasts it by more than 3 s."""
+        if not (g.opponent_gone and g.subs and g.clock_running() and g.gone_deadline is not None):
+            return
+        left_s = g.gone_deadline - now
+        if left_s <= 0:
+            left = 0
+        elif g.remaining_ms(other(g.bot_color), now) > (left_s + 3.0) * 1000.0:
+            left = math.ceil(left_s)
+        else:
+            return
+        self._publish_game(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": left})
 
     def opponent_gone(self, gid: str, gone: bool) -> None:
         with self.cond:
@@ -609,7 +786,8 @@ class World:
                     continue
                 mover = g.turn_color()
                 if g.clock_running():
-                    left = g.remaining_ms(mover, now)
+                    # lila notices a flag lazily (a move, a periodic check); flag_delay_s models that
+                    left = g.remaining_ms(mover, now) + self.flag_delay_s * 1000.0
                     if left <= 0:
                         self._flag(g, mover, now)
                         continue
@@ -623,29 +801,47 @@ class World:
                         self._finish(g, self.no_start_status, winner, now)
                         continue
                     nxt = min(nxt, left_s)
-                if g.opponent_gone and g.gone_deadline is not None and not g.gone_claim_sent:
-                    left_s = g.gone_deadline - now
-                    if left_s <= 0:
-                        g.gone_claim_sent = True
-                        self._publish_game(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": 0})
-                        self.cond.notify_all()
-                    else:
-                        nxt = min(nxt, left_s)
+            if now >= self._next_gone_tick:
+                self._next_gone_tick = now + self.gone_tick_s
+                for g in self.games.values():
+                    if g.status == "started":
+                        self._notify_gone(g, now)
+                self.cond.notify_all()
+            nxt = min(nxt, self._next_gone_tick - now)
             if self.challenge_ttl_s is not None:
                 for c in list(self.challenges.values()):
                     if c.status == "created":
                         left_s = c.created + self.challenge_ttl_s - now
                         if left_s <= 0:
-                            self.cancel_challenge(c.id)
+                            self.expire_challenge(c.id)
                         else:
                             nxt = min(nxt, left_s)
         return max(0.0, nxt)
 
     # --- streams ---------------------------------------------------------------------------------
+    def _event_stream_allowed(self, now: float) -> bool:
+        """lila Limiters.eventStream (RateLimit, `event_stream_limit` = (credits, window), lila 30 per
+        10 minutes per token): a fixed window that starts with the first counted connect and is cleared
+        `window` seconds later; refused requests do not count."""
+        if self.event_stream_limit is None:
+            return True
+        credits, window = self.event_stream_limit
+        if self._es_window_end is None or now >= self._es_window_end:
+            self._es_used, self._es_window_end = 0, now + window
+        if self._es_used >= credits:
+            self.event_stream_refused += 1
+            return False
+        self._es_used += 1
+        return True
+
     def subscribe_events(self) -> Subscriber:
-        """Open the event stream: closes the previous one (as Lichess does), then queues a gameStart
-        for each game in progress and a challenge for each open challenge."""
+        """Open the event stream (429 over the connect limit): closes the previous one (lila
+        EventStream: the new stream ends the old one cleanly), then queues a gameStart for each game in
+        progress and a challenge for each open challenge."""
         with self.cond:
+            if not self._event_stream_allowed(time.monotonic()):
+                self.cond.notify_all()
+                raise ApiError(429, EVENT_STREAM_LIMITED)
             if self.event_sub is not None:
                 self.event_sub.close()
             sub = Subscriber("event")
@@ -669,11 +865,7 @@ class World:
             sub.send(wire.game_full_json(g))
             if g.status != "started":
                 sub.close()  # a finished game: gameFull with the final state, then the stream ends
-            else:
-                if g.opponent_gone:
-                    dl = g.gone_deadline
-                    left = 0 if dl is None else max(0, math.ceil(dl - time.monotonic()))
-                    sub.send({"type": "opponentGone", "gone": True, "claimWinInSeconds": left})
+            else:  # no opponentGone here: lila sends it on its next tick
                 g.subs.append(sub)
             self.cond.notify_all()
             return sub

@@ -113,7 +113,8 @@ class Opponent:
 
 def parse_script_entry(entry: str) -> Action:
     """Scripted entries: a UCI move ("e7e5", "e7e8n", castling "e8g8" or "e8h8"),
-    "offer-draw:<uci>" (move with a draw offer), "offer-draw" (offer without moving),
+    "offer-draw:<uci>" (move, then a draw offer), "offer-draw" (offer without moving; offers follow
+    lila's rules: ignored before ply 2, before both moved, or within 20 plies of the last one),
     "accept-draw", "decline-draw", "resign", "abort", "wait:<seconds>", "gone", "back",
     "chat:<text>", "idle"."""
     e = entry.strip()

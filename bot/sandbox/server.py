@@ -70,8 +70,27 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ]
 ]
 
-_TRUE = {"yes", "true", "1", "accept"}
-_FALSE = {"no", "false", "0", "decline"}
+# lila.common.Form.trueish: these words mean yes; every other word means no (never an error).
+_TRUEISH = {"1", "true", "True", "on", "yes"}
+
+
+CHAT_MAX = 140  # lila.chat.Line.textMaxSize
+
+
+def _check_chat_form(text: str, room: str) -> None:
+    """lila BotForm.chat: `text` required, at most 140 characters; `room` player or spectator.
+    A bad form -> 400 with lila's form-error body {"error": {field: [message, ...]}}."""
+    errors: dict[str, list[str]] = {}
+    if not text:
+        errors["text"] = ["This field is required"]
+    elif len(text) > CHAT_MAX:
+        errors["text"] = [f"Maximum length is {CHAT_MAX}"]
+    if not room:
+        errors["room"] = ["This field is required"]
+    elif room not in ("player", "spectator"):
+        errors["room"] = ["Invalid value"]
+    if errors:
+        raise ApiError(400, "Invalid form", {"error": errors})
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -200,7 +219,7 @@ class Handler(BaseHTTPRequestHandler):
                     try:
                         result = handler(query=query, body=body, **groups)
                     except ApiError as e:
-                        self._send_json(e.status, {"error": e.message})
+                        self._send_json(e.status, e.body)
                         return
                     if result is not None:
                         self._send_json(200, result)
@@ -247,17 +266,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_move(self, query: dict[str, str], body: Any, gid: str, move: str) -> Any:
         self._require_bot()
-        offering = query.get("offeringDraw", "").lower() in _TRUE
-        self.world.bot_move(gid, move, offering_draw=offering)
+        offer = query.get("offeringDraw")
+        self.world.bot_move(gid, move, offering_draw=None if offer is None else offer in _TRUEISH)
         return {"ok": True}
 
     def h_chat(self, query: dict[str, str], body: Any, gid: str) -> Any:
         self._require_bot()
         b = body if isinstance(body, dict) else {}
-        text = str(b.get("text") or "")
-        if not text:
-            raise ApiError(400, "text: This field is required.")
-        self.world.bot_chat(gid, str(b.get("room") or "player"), text)
+        text, room = str(b.get("text") or "").strip(), str(b.get("room") or "")
+        _check_chat_form(text, room)
+        self.world.bot_chat(gid, room, text)
         return {"ok": True}
 
     def h_abort(self, query: dict[str, str], body: Any, gid: str) -> Any:
@@ -272,10 +290,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_draw(self, query: dict[str, str], body: Any, gid: str, accept: str) -> Any:
         self._require_bot()
-        a = accept.lower()
-        if a not in _TRUE | _FALSE:
-            raise ApiError(400, "Invalid value")
-        self.world.bot_draw(gid, a in _TRUE)
+        self.world.bot_draw(gid, accept in _TRUEISH)  # lila BotPlayer.setDraw: always 200
         return {"ok": True}
 
     def h_claim_victory(self, query: dict[str, str], body: Any, gid: str) -> Any:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .model import Challenge, Game, Player
 
-# Game status names and their numeric ids (Lichess `GameStatus`).
+# Game status names and their numeric ids (scalachess Status).
 STATUS_IDS: dict[str, int] = {
     "created": 10,
     "started": 20,
@@ -25,11 +25,13 @@ STATUS_IDS: dict[str, int] = {
     "outoftime": 35,
     "cheat": 36,
     "noStart": 37,
-    "unknownFinish": 50,
+    "unknownFinish": 38,
+    "insufficientMaterialClaim": 39,
     "variantEnd": 60,
 }
 
-# Decline reasons Lichess accepts on POST /api/challenge/{id}/decline, with the text it shows.
+# Decline reasons Lichess accepts on POST /api/challenge/{id}/decline, with the text it shows
+# (lila Challenge.DeclineReason; its keys are these names lower-cased, matched case-insensitively).
 DECLINE_REASONS: dict[str, str] = {
     "generic": "I'm not accepting challenges at the moment.",
     "later": "This is not the right time for me, please ask again later.",
@@ -43,6 +45,19 @@ DECLINE_REASONS: dict[str, str] = {
     "noBot": "I'm not accepting challenges from bots.",
     "onlyBot": "I'm only accepting challenges from bots.",
 }
+
+_REASON_BY_KEY = {k.lower(): k for k in DECLINE_REASONS}
+
+
+def decline_key(reason: str | None) -> str:
+    """lila DeclineReason(key): the lower-case key of a reason word, "generic" for anything unknown."""
+    key = (reason or "").lower()
+    return key if key in _REASON_BY_KEY else "generic"
+
+
+def decline_text(reason: str | None) -> str:
+    return DECLINE_REASONS[_REASON_BY_KEY[decline_key(reason)]]
+
 
 # variant key -> (name, short name)
 VARIANTS: dict[str, tuple[str, str]] = {
@@ -129,8 +144,12 @@ def user_json(p: Player, online: bool = True) -> dict[str, Any]:
 
 
 def player_json(p: Player) -> dict[str, Any]:
-    """GameEventPlayer (as in gameFull.white / gameFull.black): title is null for untitled players."""
-    return {"id": p.id, "name": p.name, "title": p.title, "rating": p.rating, "provisional": p.provisional}
+    """GameEventPlayer (gameFull.white / gameFull.black), as lila BotJsonView.playerJson builds it:
+    `title` is null for untitled players, `provisional` is present only when true."""
+    out: dict[str, Any] = {"id": p.id, "name": p.name, "title": p.title, "rating": p.rating}
+    if p.provisional:
+        out["provisional"] = True
+    return out
 
 
 def challenge_json(c: Challenge, base_url: str) -> dict[str, Any]:
@@ -149,13 +168,12 @@ def challenge_json(c: Challenge, base_url: str) -> dict[str, Any]:
         "color": c.color,
         "finalColor": c.final_color,
         "perf": {"icon": _PERF_ICONS.get(pk, "\ue00e"), "name": pk[:1].upper() + pk[1:]},
-        "direction": "in",
-    }
+    }  # no `direction`: lila's event stream builds challenges with direction none (challenge JsonView)
     if c.initial_fen is not None:
         out["initialFen"] = c.initial_fen
-    if c.status == "declined" and c.decline_reason:
-        out["declineReason"] = DECLINE_REASONS.get(c.decline_reason, c.decline_reason)
-        out["declineReasonKey"] = c.decline_reason
+    if c.status == "declined":
+        out["declineReason"] = decline_text(c.decline_reason)
+        out["declineReasonKey"] = decline_key(c.decline_reason)
     return out
 
 
@@ -199,12 +217,11 @@ def game_full_json(g: Game) -> dict[str, Any]:
         "initialFen": g.initial_fen or "startpos",
         "state": game_state_json(g),
     }
+    # lila BotJsonView.gameFull: `clock` only for realtime games (absent, not null, otherwise).
     if g.clock is not None:
         out["clock"] = {"initial": g.clock[0] * 1000, "increment": g.clock[1] * 1000}
-    else:
-        out["clock"] = None
-        if g.days is not None:
-            out["daysPerTurn"] = g.days
+    elif g.days is not None:
+        out["daysPerTurn"] = g.days
     return out
 
 
