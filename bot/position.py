@@ -199,8 +199,14 @@ class GamePosition:
         search within `limits` (it plays its move on its own board), else a fallback move."""
         if self.engine.pondering:
             self.ponder_hits += 1
+            started = time.monotonic()
             try:
-                return self.engine.ponderhit(limits)
+                res = self.engine.ponderhit(limits)
+                spent_ms = (time.monotonic() - started) * 1000
+                log.info("%s: ponder hit on %s: %.0f ms of search done before it came", self.label,
+                         self.moves[-1], res.time_ms - spent_ms)
+                # time_ms: the time this move took once it was our turn (the log's overhead figure)
+                return dataclasses.replace(res, time_ms=spent_ms)
             except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
                 log.exception("%s: the ponder search failed; choosing a move without it", self.label)
                 self._engine_valid = False
