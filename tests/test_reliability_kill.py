@@ -34,10 +34,10 @@ def two_games(sb: Sandbox, think_s: float = 0.3) -> list[str]:
 
 
 def bot_config(tmp_path, sb: Sandbox):
-    # A fixed node budget: the games are the same every run up to the kill (seeded opponents), and each
-    # search takes long enough (~0.1 s) that a kill often lands in the middle of one.
+    # A fixed node budget and no book: the games are the same every run up to the kill (seeded
+    # opponents), and each search takes long enough (~0.1 s) that a kill often lands in one.
     return write_config(tmp_path, sb, time={"fixed_nodes": 100_000}, challenge={"concurrency": 2},
-                        network={"read_timeout_s": 2})
+                        network={"read_timeout_s": 2}, book={"enabled": False})
 
 
 def assert_clean(sb: Sandbox, gids: list[str]) -> None:
