@@ -26,7 +26,9 @@ from bot.config import Config
 from bot.game import Game
 from bot.lichess import ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped, TransientError
 from bot.memory import MemoryPlan
+from bot.outside import MoveSource
 from bot.position import EngineLike
+from bot.tablebase import TablesError, build_sources, close_sources
 from bot.tables import TablePool
 
 log = logging.getLogger(__name__)
@@ -104,6 +106,8 @@ class Runner:
         self.li = Lichess(cfg.token, cfg.url, cfg.network, stop=self.stop)
         self.new_engine = new_engine  # None: engines on the tables of `self.tables`, made by run()
         self.tables: TablePool | None = None
+        # Asked by every game before its engine searches (bot.outside); made once by run().
+        self.sources: tuple[MoveSource, ...] = ()
         self.max_games = max_games
         self.warm_up = warm_up
         self.slots = Slots(cfg.challenge.concurrency)
@@ -130,25 +134,30 @@ class Runner:
             self._inbox_cv.notify_all()
 
     def run(self) -> int:
-        """Play until stopped. Raises StartupError for a bad token or a non-bot account."""
+        """Play until stopped. Raises StartupError for a bad token, a non-bot account or Syzygy tables
+        that cannot be opened."""
         if self.check_account() is None:
             return self.exit_code  # stopped while the server was unreachable
         log.info("settings: %s%s", self.cfg.source or "the defaults",
                  f"; memory: {self.memory_plan.describe()}" if self.memory_plan else "")
-        # Nothing that can accept a challenge or make a move starts before the search is compiled
-        # and every game's hash table is allocated and touched.
-        if self.warm_up:
-            self._warm_up_engine()
-        if self.new_engine is None:
-            self._make_tables()
-        if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
-            return self.exit_code
-        self._resume_games()
-        threading.Thread(target=self._event_loop, name="events", daemon=True).start()
-        threading.Thread(target=self._desk, name="challenges", daemon=True).start()
-        while not self.stop.wait(0.5):
-            pass
-        self._shutdown()
+        self._make_sources()  # first: a directory of tables that cannot be opened stops the start at once
+        try:
+            # Nothing that can accept a challenge or make a move starts before the search is compiled
+            # and every game's hash table is allocated and touched.
+            if self.warm_up:
+                self._warm_up_engine()
+            if self.new_engine is None:
+                self._make_tables()
+            if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
+                return self.exit_code
+            self._resume_games()
+            threading.Thread(target=self._event_loop, name="events", daemon=True).start()
+            threading.Thread(target=self._desk, name="challenges", daemon=True).start()
+            while not self.stop.wait(0.5):
+                pass
+            self._shutdown()
+        finally:
+            close_sources(self.sources)
         return self.exit_code
 
     def check_account(self) -> dict[str, Any] | None:
@@ -197,6 +206,16 @@ class Runner:
         log.info("hash tables ready in %.2f s: %d x %g MiB (engine.hash_total_mb %d over %d game(s))",
                  time.monotonic() - started, self.cfg.challenge.concurrency, self.cfg.table_bytes / 2**20,
                  self.cfg.engine.hash_total_mb, self.cfg.challenge.concurrency)
+
+    def _make_sources(self) -> None:
+        """The move sources of every game: local Syzygy files, then the online tablebase (and, when it
+        comes, the opening book first: `bot.tablebase.build_sources` keeps the order)."""
+        try:
+            self.sources = build_sources(self.cfg)
+        except TablesError as e:
+            raise StartupError(f"tablebase.syzygy_path: {e}") from None
+        if self.sources:
+            log.info("moves from outside the engine: %s", ", ".join(s.name for s in self.sources))
 
     def _resume_games(self) -> None:
         try:
@@ -392,7 +411,7 @@ class Runner:
                 assert self.tables is not None, "run() makes the tables before any game starts"
                 new_engine, give_back = self.tables.engine, self.tables.give_back
             game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back)
+                        give_back=give_back, sources=self.sources)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
 

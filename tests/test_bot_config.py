@@ -88,6 +88,13 @@ def test_the_old_per_game_key_says_what_it_became():
     ({"game": {"goodbye": "x" * 141}}, ["game.goodbye", "140"]),
     ({"game": {"shutdown_grace_s": 30}}, ["game.shutdown_grace_s", "between"]),
     ({"network": 5}, ["network", "mapping"]),
+    ({"tablebase": {"url": "tablebase.lichess.ovh"}}, ["tablebase.url", "http", "https://tablebase.lichess.ovh"]),
+    ({"tablebase": {"max_pieces": 9}}, ["tablebase.max_pieces", "between 2 and 7", "9"]),
+    ({"tablebase": {"syzygy_path": "/nonexistent/syzygy"}},
+     ["tablebase.syzygy_path", "'/nonexistent/syzygy'", "does not exist"]),
+    ({"tablebase": {"syzygy_path": str(ROOT / "README.md")}}, ["tablebase.syzygy_path", "not a directory"]),
+    ({"tablebase": {"syzygy_path": str(ROOT / "tests")}}, ["tablebase.syzygy_path", "no Syzygy tables"]),
+    ({"tablebase": {"timeout_ms": 10}}, ["tablebase.timeout_ms", "between 50 and 60000"]),
     (["a", "list"], ["top level", "mapping"]),
 ])
 def test_bad_values_give_one_line_naming_the_key(data, words):

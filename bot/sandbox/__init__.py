@@ -15,14 +15,18 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{yes|no},
        /claim-victory
+  GET  /standard?fen=...                           the tablebase service's stand-in (no token; answers
+                                                   computed from Syzygy files: Sandbox(tablebase_dir=...);
+                                                   404 without it; see tablebase.py)
 Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true}.
 
 Control API (all waits return instead of raising on timeout)::
 
     Sandbox(token="sandbox-token", bot_name="umax-bot", bot_account=True, seed=0, *, host="127.0.0.1",
             port=0, keepalive_s=6.0, opponent_think_s=0.05, no_start_s=60.0, no_start_status="aborted",
-            gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True)
-    .start() -> Sandbox; .stop(); context manager; .url; .token; .port
+            gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True, tablebase_dir=None)
+    .start() -> Sandbox; .stop(); context manager; .url; .token; .port; .tablebase (the stand-in or None:
+                .positions = every FEN it answered)
     .send_challenge(challenger="alice", challenger_is_bot=False, variant="standard", rated=False,
                     clock=(60, 0), days=None, color="random", initial_fen=None, opponent=None, *,
                     challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=False,

@@ -15,6 +15,7 @@ from .model import Challenge, Game, Player, World
 from .opponents import Opponent, RandomOpponent
 from .runner import Runner
 from .server import SandboxHTTPServer
+from .tablebase import TablebaseStandIn
 
 
 class RequestRecord(NamedTuple):
@@ -85,7 +86,7 @@ class Sandbox:
                  seed: int | None = 0, *, host: str = "127.0.0.1", port: int = 0, keepalive_s: float = 6.0,
                  opponent_think_s: float = 0.05, no_start_s: float = 60.0, no_start_status: str = "aborted",
                  gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
-                 upgrade_allowed: bool = True):
+                 upgrade_allowed: bool = True, tablebase_dir: str | None = None):
         self.token = token
         self.host = host
         self.port = port
@@ -107,9 +108,14 @@ class Sandbox:
         self._srv_lock = threading.RLock()
         self._restart_thread: threading.Thread | None = None
         self._down_until = 0.0
+        # GET /standard: the tablebase stand-in, from the Syzygy files in this directory (None: 404).
+        self.tablebase_dir = tablebase_dir
+        self.tablebase: TablebaseStandIn | None = None
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self) -> Sandbox:
+        if self.tablebase_dir is not None and self.tablebase is None:
+            self.tablebase = TablebaseStandIn(self.tablebase_dir)
         self._listen()
         self.runner.start()
         return self
@@ -150,6 +156,8 @@ class Sandbox:
             rt.join(5.0)
         self._close_server()
         self.runner.stop()
+        if self.tablebase is not None:
+            self.tablebase.close()
 
     def __enter__(self) -> Sandbox:
         return self.start() if self._server is None else self

@@ -153,6 +153,30 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_text(self, status: int, text: str) -> None:
+        if getattr(self, "_lose_answer", False):
+            self._drop(served_status=status)
+            return
+        data = text.encode()
+        self._log(status)
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _tablebase(self, query: dict[str, str]) -> None:
+        """The stand-in for tablebase.lichess.ovh (bot/sandbox/tablebase.py); 404 when not enabled."""
+        stand_in = self.app.tablebase
+        if stand_in is None:
+            self._send_json(404, {"error": "Not found."})
+            return
+        status, body = stand_in.respond(query)
+        if isinstance(body, str):
+            self._send_text(status, body)
+        else:
+            self._send_json(status, body)
+
     def _drop(self, served_status: int | None = None) -> None:
         self.close_connection = True
         self.app.log_request(self.command, self.path, 0, arrived=getattr(self, "_arrived", None),
@@ -188,6 +212,9 @@ class Handler(BaseHTTPRequestHandler):
                     reason = "Too many requests. Try again later."
                 self._send_json(act.status, act.body if act.body is not None else {"error": reason},
                                 act.headers)
+                return
+            if method == "GET" and path == "/standard":  # the tablebase: no token, as on Lichess
+                self._tablebase(query)
                 return
             if self.headers.get("Authorization") != f"Bearer {self.app.token}":
                 self._send_json(401, {"error": "No such token"})
