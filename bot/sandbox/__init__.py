@@ -47,9 +47,9 @@ Control API (all waits return instead of raising on timeout)::
     .cut_event_stream(); .cut_game_stream(gid); .set_opponent_gone(gid, gone=True)
     .restart(downtime_s=2.0, mode="refuse"|"error", wait=False)
     .faults -> FaultInjector: .add(action, path=".*", *, method=None, line=None, keepalive=False,
-               times=1, skip=0, probability=1.0, duration=None) with actions Respond, Drop(after),
-               Delay, CutStream(mid_line), EndStream, Silence(seconds), Malformed(replace), Duplicate,
-               Reorder, Stale (see faults.py)
+               times=1, skip=0, probability=1.0, duration=None) with actions Respond (raw= for an
+               unreadable body), Drop(after), Delay, CutStream(mid_line), EndStream, Silence(seconds),
+               Malformed(replace), Duplicate, Reorder, Stale (see faults.py)
     bot.sandbox.chaos.Chaos(sb, ChaosConfig(rate, seed, ...)).install().start(): random faults of every
                kind plus periodic restarts, with a record of what fired (see chaos.py)
 

@@ -153,15 +153,18 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _send_text(self, status: int, text: str) -> None:
+    def _send_text(self, status: int, text: str, content_type: str = "text/plain; charset=utf-8",
+                   headers: dict[str, str] | None = None) -> None:
         if getattr(self, "_lose_answer", False):
             self._drop(served_status=status)
             return
         data = text.encode()
-        self._log(status)
+        self._log(status, headers)
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
 
@@ -205,6 +208,9 @@ class Handler(BaseHTTPRequestHandler):
                     self._drop()
                     return
                 self._lose_answer = True  # serve it below; _send_json drops instead of answering
+            if isinstance(act, faults.Respond) and act.raw is not None:
+                self._send_text(act.status, act.raw, "application/json", act.headers)
+                return
             if isinstance(act, faults.Respond):
                 known = act.status in HTTPStatus._value2member_map_
                 reason = HTTPStatus(act.status).phrase if known else "Error"
