@@ -16,7 +16,9 @@ Three parts, each usable without the others:
   as Syzygy has none), for `SyzygySource` and for the sandbox's stand-in of the service.
 * `SyzygySource`: a move source (`bot.outside.MoveSource`) on local files. It answers only for
   positions the files cover completely (at most `max_pieces` pieces, no castling rights, every
-  table present), never raises for a position it cannot handle, and takes a few milliseconds.
+  table present) and never raises for a position it cannot handle. It probes every legal move
+  (python-chess reads the files in pure Python: 3 to 90 ms a move with the 3- and 4-piece test
+  tables, more with 6 and 7 pieces), so it is not asked with under `LOCAL_MIN_CLOCK_MS` on the clock.
 
 DTZ-optimal play (what the files give) keeps a win within the 50-move rule and draws a draw; it is
 not the shortest mate. python-chess's DTZ may be one ply longer than stated (Syzygy rounding), which
@@ -61,6 +63,7 @@ DRAW_RANK = _RANK["draw"]
 TB_WIN = 7000  # above any material score, below the engine's mate scores (~8000)
 MAX_DISTANCE = 999
 CURSED_WIN_SCORE = 37  # half a pawn: above the default draw rule's 0.25 pawns, so no draw is offered
+LOCAL_MIN_CLOCK_MS = 1000  # below this the engine's instant move beats a probe of every legal move
 
 
 def negate(category: str) -> str:
@@ -296,20 +299,23 @@ class SyzygySource:
         self.max_pieces = min(max_pieces, tables.max_pieces)
         self.draw_by_verdict, self.resign_by_verdict = draw_by_verdict, resign_by_verdict
         self._lock = threading.Lock()
-        self.moves = 0  # moves given, for the curious
+        self.moves = 0  # moves given, and the longest probe (ms), for the curious
+        self.worst_ms = 0.0
 
     def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
         if not covered(board, self.max_pieces):
             return None
+        if time_left_ms is not None and time_left_ms < LOCAL_MIN_CLOCK_MS:
+            return None
         started = time.monotonic()
         answer = self.tables.answer(board)
-        if answer.category == "unknown":
-            return None  # a table is missing: the engine plays
-        best = choose(answer.moves)
+        best = choose(answer.moves) if answer.category != "unknown" else None  # unknown: a table is missing
+        took_ms = (time.monotonic() - started) * 1000
+        with self._lock:
+            self.moves += best is not None
+            self.worst_ms = max(self.worst_ms, took_ms)
         if best is None:
             return None
-        with self._lock:
-            self.moves += 1
-        log.debug("syzygy: %s in %.1f ms", best.uci, (time.monotonic() - started) * 1000)
+        log.debug("syzygy: %s in %.1f ms", best.uci, took_ms)
         return outside_move(best, self.name, draw_by_verdict=self.draw_by_verdict,
                             resign_by_verdict=self.resign_by_verdict)

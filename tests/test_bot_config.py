@@ -167,3 +167,15 @@ def test_check_config_bad_key_exit_2_one_line(tmp_path):
     assert "Traceback" not in r.stderr
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "did you mean 'challenge.speeds'" in lines[0]
+
+
+def test_check_config_names_a_missing_syzygy_directory_in_one_line(tmp_path):
+    p = tmp_path / "c.yml"
+    p.write_text(f"tablebase:\n  syzygy_path: {tmp_path / 'tables'}\n")
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "tablebase.syzygy_path" in lines[0] and "does not exist" in lines[0]
+    good = ROOT / "tests" / "data" / "syzygy"
+    p.write_text(f"tablebase:\n  syzygy_path: {good}\n")
+    assert run_cli("check-config", "--config", str(p)).returncode == 0

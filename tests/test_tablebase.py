@@ -141,6 +141,8 @@ def test_what_the_tables_do_not_cover_is_left_to_the_engine(tables):
     assert source.move(chess.Board("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"), 60_000) is None  # castling right
     assert source.move(chess.Board("4k3/8/8/8/8/8/8/RB2K3 w - - 0 1"), 60_000) is None  # no KRBvK file
     assert source.max_pieces == 4
+    assert source.move(chess.Board(KQK), 999) is None  # under a second left: the engine's instant move
+    assert source.move(chess.Board(KQK), 1000) is not None and source.move(chess.Board(KQK), None) is not None
 
 
 def test_an_unusable_directory_is_one_line_naming_it(tmp_path):

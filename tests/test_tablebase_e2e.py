@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 import time
 
 import pytest
 
+from bot.runner import StartupError
 from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond, Sandbox
 from bot.sandbox.opponents import Action, Idle, Move, OpponentView
 from engine.syzygy import SyzygySource, SyzygyTables
@@ -148,3 +150,30 @@ def test_a_tablebase_loss_resigns_only_when_asked(sandbox, bot_for, by_verdict):
     else:
         assert sandbox.wait_moves(gid, 8, timeout=30)
         assert sandbox.game(gid).status in ("started", "mate")
+
+
+def test_local_syzygy_files_play_without_the_online_service(sandbox, bot_for, caplog):
+    caplog.set_level(logging.INFO)
+    bot = bot_for(tablebase={"syzygy_path": str(DATA), "enabled": False})
+    assert [s.name for s in bot.runner.sources] == ["syzygy"]
+    gid = sandbox.start_game(RandomOpponent(seed=3), bot_color="white", initial_fen=KQK)
+    assert sandbox.wait_game_over(gid, timeout=60) == "mate"
+    ours = sandbox.game(gid).moves[0::2]
+    wait_logged(caplog, gid, len(ours))
+    local = re.compile(r"game (\w+): ply \d+ (\S+) from the syzygy")
+    assert moves_logged(caplog, local, gid) == ours and len(ours) <= 7
+    assert sandbox.requests(r"^/standard") == []
+
+
+def test_tables_that_cannot_be_opened_stop_the_start_naming_the_key(sandbox, tmp_path):
+    tables = tmp_path / "syzygy"
+    tables.mkdir()
+    (tables / "KQvK.rtbw").write_bytes((DATA / "KQvK.rtbw").read_bytes())
+    cfg = make_config(sandbox, tablebase={"syzygy_path": str(tables)})
+    shutil.rmtree(tables)  # gone between the config check and the start
+    bot = Bot(cfg)
+    bot.thread.start()
+    bot.thread.join(30)
+    assert isinstance(bot.error, StartupError)
+    assert str(bot.error).startswith("tablebase.syzygy_path: ") and str(tables) in str(bot.error)
+    assert "\n" not in str(bot.error)
