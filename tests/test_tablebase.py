@@ -184,7 +184,7 @@ def test_verdict_scores_and_which_rules_they_feed():
 
 POSITIONS = [KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, KRKP_DRAW_PAWN, KPKP_DRAW, KPKP_LOSS, KPKP_DRAW_WHITE,
              "8/8/8/8/8/2k5/2p5/K1R5 w - - 0 1", "8/8/8/8/4k3/8/4P3/4K3 w - - 0 1"]
-FIGURES: dict[str, float] = {"positions": 0, "moves": 0, "fallbacks": 0, "worst_ms": 0.0}
+FIGURES: dict[str, float] = {"positions": 0, "moves": 0, "fallbacks": 0, "worst_ms": 0.0, "over_ms": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -316,6 +316,7 @@ def test_a_slow_answer_is_abandoned_at_the_wait_limit(sb, client, timeout_ms, ti
     started = time.monotonic()
     assert source.move(chess.Board(KQK), time_left_ms) is None
     waited = (time.monotonic() - started) * 1000
+    FIGURES["over_ms"] = max(FIGURES["over_ms"], waited - wait_ms)
     assert wait_ms - 20 <= waited <= wait_ms + 100
     assert source.stats.worst_wait_ms <= wait_ms + 100
 
@@ -327,7 +328,9 @@ def test_the_wait_limit_holds_when_every_worker_is_stuck(sb, client):
     for _ in range(6):
         started = time.monotonic()
         assert source.move(chess.Board(KQK), 60_000) is None
-        assert time.monotonic() - started < 0.3
+        waited = (time.monotonic() - started) * 1000
+        FIGURES["over_ms"] = max(FIGURES["over_ms"], waited - 200)
+        assert waited < 300
     sb.faults.clear()
 
 
@@ -374,4 +377,4 @@ def test_zz_figures_of_the_client_tests(capsys):
     with capsys.disabled():
         print(f"\ntablebase client: {FIGURES['positions']:.0f} positions through the stand-in, "
               f"{FIGURES['moves']:.0f} moves chosen, {FIGURES['fallbacks']:.0f} fallbacks after faults, "
-              f"worst wait {FIGURES['worst_ms']:.0f} ms")
+              f"worst wait {FIGURES['worst_ms']:.0f} ms, at most {FIGURES['over_ms']:.0f} ms beyond a limit")
