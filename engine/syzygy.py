@@ -160,7 +160,7 @@ def outside_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
     """The chosen move as a game takes it, its verdict as the score."""
     ours = best.ours
     use_dtm = best.dtm is not None
-    plies = distance(best, use_dtm) + 1  # counted from before our move
+    plies = 1 if best.checkmate else distance(best, use_dtm) + 1  # counted from before our move
     metric = "dtm" if use_dtm else "dtz"
     detail = f"{ours} {metric} {plies}" if _RANK[ours] != DRAW_RANK else ours
     return OutsideMove(best.uci, source, score=verdict_score(ours, plies),

@@ -99,6 +99,7 @@ def test_an_immediate_mate_is_taken(tables):
     move = SyzygySource(tables).move(board, 60_000)
     board.push_uci(move.move)
     assert board.is_checkmate()
+    assert (move.score, move.detail) == (6999, "win dtz 1")
 
 
 @pytest.mark.parametrize("fen", [KRKP_DRAW_ROOK, KRKP_DRAW_PAWN, KPKP_DRAW, KPKP_DRAW_WHITE])
