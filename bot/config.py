@@ -37,6 +37,8 @@ CONFIG_PATH_ENV = "BOT_CONFIG"        # a YAML file's path
 CONFIG_YAML_ENV = "BOT_CONFIG_YAML"   # the YAML itself (a dyno's config var)
 DEFAULT_CONFIG = "config.yml"
 DEFAULT_URL = "https://lichess.org"
+TABLEBASE_URL = "https://tablebase.lichess.ovh"  # Lichess's own tablebase service
+MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.tablebase.MIN_WAIT_MS)
 
 # What the engine can play. Lichess sends a FEN for fromPosition games; chess960 castling and the
 # other variants' rules are beyond micro-Max.
@@ -163,6 +165,23 @@ class ResignConfig:
 
 
 @dataclass
+class TablebaseConfig:
+    enabled: bool = _opt(True, "ask the online tablebase (Lichess's: up to 7 pieces) before the engine "
+                         "searches; with the default url only in games on lichess.org")
+    url: str = _opt(TABLEBASE_URL, "the online tablebase's base URL (GET {url}/standard?fen=...)")
+    max_pieces: int = _opt(7, "ask only with at most this many pieces on the board, kings included",
+                           lo=2, hi=7)
+    timeout_ms: int = _opt(1000, "longest wait for the online answer, ms", lo=MIN_TABLEBASE_WAIT_MS,
+                           hi=60_000)
+    max_time_share: float = _opt(0.05, "... and never more than this share of our remaining clock (no "
+                                 "request when that is under 50 ms)", lo=0.0, hi=0.5)
+    syzygy_path: str | None = _opt(None, "a directory of Syzygy files (*.rtbw, *.rtbz), asked before the "
+                                   "online service; null = none")
+    draw_by_verdict: bool = _opt(True, "a tablebase draw counts as a level score in the draw rules")
+    resign_by_verdict: bool = _opt(False, "a tablebase loss counts in the resign rule")
+
+
+@dataclass
 class NetworkConfig:
     connect_timeout_s: float = _opt(5.0, "TCP connect timeout, s", lo=0.1, hi=300.0)
     read_timeout_s: float = _opt(15.0, "read timeout, s; streams need more than Lichess' 7 s keep-alive",
@@ -199,6 +218,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     draw: DrawConfig = field(default_factory=DrawConfig)
     resign: ResignConfig = field(default_factory=ResignConfig)
+    tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     book: BookConfig = field(default_factory=BookConfig)
     # Not keys: where the token came from ("env", "file" or "") and where the settings came from (a
@@ -418,11 +438,38 @@ def _check_relations(cfg: Config) -> None:
         raise ConfigError(f"url: expected an http:// or https:// address such as {DEFAULT_URL}, "
                           f"got {_show(cfg.url)}")
     cfg.url = cfg.url.rstrip("/")
+    _check_tablebase(cfg.tablebase)
     for key in ("greeting", "goodbye"):
         _check_template(getattr(cfg.game, key), f"game.{key}")
     # Lichess ids are lower-case user names; compare them that way.
     c.block_list = [u.lower() for u in c.block_list]
     c.allow_list = [u.lower() for u in c.allow_list]
+
+
+def _check_tablebase(t: TablebaseConfig) -> None:
+    if not _is_http_url(t.url):
+        raise ConfigError(f"tablebase.url: expected an http:// or https:// address such as {TABLEBASE_URL}, "
+                          f"got {_show(t.url)}")
+    t.url = t.url.rstrip("/")
+    if t.syzygy_path is not None:
+        t.syzygy_path = os.path.expanduser(t.syzygy_path)
+        problem = _syzygy_dir_problem(Path(t.syzygy_path))
+        if problem:
+            raise ConfigError(f"tablebase.syzygy_path: {_show(t.syzygy_path)} {problem}")
+
+
+def _syzygy_dir_problem(path: Path) -> str:
+    """Why a directory cannot hold usable Syzygy tables ("" if it can). Checked here, without opening
+    the tables (engine.syzygy does that at start-up), so check-config stays light."""
+    if not path.is_dir():
+        return "is not a directory" if path.exists() else "does not exist"
+    try:
+        names = os.listdir(path)
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if not any(n.endswith(".rtbw") for n in names):
+        return "holds no Syzygy tables (*.rtbw files)"
+    return ""
 
 
 def _is_http_url(url: str) -> bool:

@@ -147,29 +147,30 @@ class Runner:
             self._inbox_cv.notify_all()
 
     def run(self) -> int:
-        """Play until stopped. Raises StartupError for a bad token or a non-bot account."""
+        """Play until stopped. Raises StartupError for a bad token, a non-bot account or Syzygy tables
+        that cannot be opened."""
         if self.check_account() is None:
             return self.exit_code  # stopped while the server was unreachable
         log.info("settings: %s%s", self.cfg.source or "the defaults",
                  f"; memory: {self.memory_plan.describe()}" if self.memory_plan else "")
-        # Nothing that can accept a challenge or make a move starts before the search is compiled
-        # and every game's hash table is allocated and touched.
-        if self.warm_up:
-            self._warm_up_engine()
-        if self.new_engine is None:
-            self._make_tables()
+        self._make_sources()  # first: a book or tables that cannot be opened stop the start at once
         try:
-            self.sources = move_sources(self.cfg)
-        except ConfigError as e:  # a book file that went missing since the config was checked
-            raise StartupError(str(e)) from None
-        if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
-            return self.exit_code
-        self._resume_games()
-        threading.Thread(target=self._event_loop, name="events", daemon=True).start()
-        threading.Thread(target=self._desk, name="challenges", daemon=True).start()
-        while not self.stop.wait(0.5):
-            pass
-        self._shutdown()
+            # Nothing that can accept a challenge or make a move starts before the search is compiled
+            # and every game's hash table is allocated and touched.
+            if self.warm_up:
+                self._warm_up_engine()
+            if self.new_engine is None:
+                self._make_tables()
+            if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
+                return self.exit_code
+            self._resume_games()
+            threading.Thread(target=self._event_loop, name="events", daemon=True).start()
+            threading.Thread(target=self._desk, name="challenges", daemon=True).start()
+            while not self.stop.wait(0.5):
+                pass
+            self._shutdown()
+        finally:
+            close_all(self.sources)
         return self.exit_code
 
     def check_account(self) -> dict[str, Any] | None:
@@ -219,6 +220,16 @@ class Runner:
                  time.monotonic() - started, self.cfg.challenge.concurrency, self.cfg.table_bytes / 2**20,
                  self.cfg.engine.hash_total_mb, self.cfg.challenge.concurrency)
 
+    def _make_sources(self) -> None:
+        """The moves from outside the engine every game asks (bot/sources.py): a file that cannot be
+        opened stops the start in one line."""
+        try:
+            self.sources = move_sources(self.cfg)
+        except ConfigError as e:
+            raise StartupError(str(e)) from None
+        if self.sources:
+            log.info("moves from outside the engine: %s", ", ".join(s.name for s in self.sources))
+
     def _resume_games(self) -> None:
         try:
             playing = self.li.playing()
@@ -250,7 +261,6 @@ class Runner:
         deadline = time.monotonic() + 3.0
         for g in late:
             g.wait_idle(deadline - time.monotonic())
-        close_all(self.sources)
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
 

@@ -1,8 +1,9 @@
 """The moves from outside the engine that a bot plays, built once from the config and shared by
-every game (see bot/outside.py for the contract): the opening book first; tablebases follow.
+every game (see bot/outside.py for the contract), in the order a game asks them: the opening book,
+local Syzygy tables, the online tablebase (bot/tablebase.py).
 
-`move_sources()` opens every file now, so a missing or corrupt book is one error at start-up that
-names the key and the file, never a failure in a game. Importing this module loads the engine
+`move_sources()` opens every file now, so a missing or corrupt book or table is one error at start-up
+that names the key and the file, never a failure in a game. Importing this module loads the engine
 package (numba), so the configuration module does not.
 """
 
@@ -15,6 +16,7 @@ import chess
 
 from bot.config import BookConfig, Config, ConfigError
 from bot.outside import MoveSource, OutsideMove
+from bot.tablebase import TablesError, build_sources
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,10 @@ def move_sources(cfg: Config, rng: random.Random | None = None) -> tuple[MoveSou
             raise ConfigError(f"book.files: {e}") from None
         sources.append(BookSource(book))
         log.debug("opening book: %s", ", ".join(book_settings(cfg.book).paths))
+    try:
+        sources.extend(build_sources(cfg))
+    except TablesError as e:
+        raise ConfigError(f"tablebase.syzygy_path: {e}") from None
     return tuple(sources)
 
 

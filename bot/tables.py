@@ -35,7 +35,9 @@ class TablePool:
         self.hash_bits = hash_bits
         self.wait_s = wait_s
         self._free: list[np.ndarray] = [new_table(hash_bits) for _ in range(count)]
-        self._own = {id(t) for t in self._free}  # extras are not kept when given back
+        # Extras are not kept when given back. The pool's own tables are held here, not their id()s:
+        # a table dropped with its engine could free its id for an extra, which would then be kept.
+        self._own: tuple[np.ndarray, ...] = tuple(self._free)
         self._cv = threading.Condition()
         self.extras = 0  # how many times a game needed an extra table
 
@@ -58,6 +60,6 @@ class TablePool:
     def give_back(self, engine: Engine) -> None:
         table = engine.table
         with self._cv:
-            if id(table) in self._own and all(t is not table for t in self._free):
+            if any(t is table for t in self._own) and all(t is not table for t in self._free):
                 self._free.append(table)
                 self._cv.notify()

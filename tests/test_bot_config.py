@@ -91,6 +91,13 @@ def test_the_old_per_game_key_says_what_it_became():
     ({"game": {"goodbye": "x" * 141}}, ["game.goodbye", "140"]),
     ({"game": {"shutdown_grace_s": 30}}, ["game.shutdown_grace_s", "between"]),
     ({"network": 5}, ["network", "mapping"]),
+    ({"tablebase": {"url": "tablebase.lichess.ovh"}}, ["tablebase.url", "http", "https://tablebase.lichess.ovh"]),
+    ({"tablebase": {"max_pieces": 9}}, ["tablebase.max_pieces", "between 2 and 7", "9"]),
+    ({"tablebase": {"syzygy_path": "/nonexistent/syzygy"}},
+     ["tablebase.syzygy_path", "'/nonexistent/syzygy'", "does not exist"]),
+    ({"tablebase": {"syzygy_path": str(ROOT / "README.md")}}, ["tablebase.syzygy_path", "not a directory"]),
+    ({"tablebase": {"syzygy_path": str(ROOT / "tests")}}, ["tablebase.syzygy_path", "no Syzygy tables"]),
+    ({"tablebase": {"timeout_ms": 10}}, ["tablebase.timeout_ms", "between 50 and 60000"]),
     (["a", "list"], ["top level", "mapping"]),
 ])
 def test_bad_values_give_one_line_naming_the_key(data, words):
@@ -177,4 +184,16 @@ def test_a_missing_or_corrupt_book_file_is_one_line_naming_it(tmp_path, content)
     lines = [x for x in r.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "book.files" in lines[0] and str(book) in lines[0], lines
     p.write_text(f"book:\n  enabled: false\n  files: [{book}]\n")  # a book that is off is not opened
+    assert run_cli("check-config", "--config", str(p)).returncode == 0
+
+
+def test_check_config_names_a_missing_syzygy_directory_in_one_line(tmp_path):
+    p = tmp_path / "c.yml"
+    p.write_text(f"tablebase:\n  syzygy_path: {tmp_path / 'tables'}\n")
+    r = run_cli("check-config", "--config", str(p))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "tablebase.syzygy_path" in lines[0] and "does not exist" in lines[0]
+    good = ROOT / "tests" / "data" / "syzygy"
+    p.write_text(f"tablebase:\n  syzygy_path: {good}\n")
     assert run_cli("check-config", "--config", str(p)).returncode == 0

@@ -16,6 +16,9 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
        /claim-victory
+  GET  /standard?fen=...                           the tablebase service's stand-in (no token; answers
+                                                   computed from Syzygy files: Sandbox(tablebase_dir=...);
+                                                   404 without it; see tablebase.py)
 Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true}.
 
 Answers as lila gives them (each rule's docstring names the lila file/function it mirrors):
@@ -50,11 +53,12 @@ Control API (all waits return instead of raising on timeout)::
             port=0, keepalive_s=6.0, opponent_think_s=0.05, no_start_s=60.0, no_start_status="aborted",
             gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True, flag_delay_s=0.0,
             gone_tick_s=1.0, bot_games_per_day=None, bot_limit_reset_s=3600.0,
-            event_stream_limit=(30, 600.0))
+            event_stream_limit=(30, 600.0), tablebase_dir=None)
         flag_delay_s: how late the referee flags a side nobody acts for (a move still flags at once);
         gone_tick_s: the round tick sending opponentGone (lila: 5 s); bot_games_per_day: lila BotLimit
         (None = no limit) over a window of bot_limit_reset_s; event_stream_limit: None = no limit
-    .start() -> Sandbox; .stop(); context manager; .url; .token; .port
+    .start() -> Sandbox; .stop(); context manager; .url; .token; .port; .tablebase (the stand-in or None:
+                .positions = every FEN it answered)
     .send_challenge(challenger="alice", challenger_is_bot=False, variant="standard", rated=False,
                     clock=(60, 0), days=None, color="random", initial_fen=None, opponent=None, *,
                     challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=True,
@@ -79,9 +83,9 @@ Control API (all waits return instead of raising on timeout)::
     .cut_event_stream(); .cut_game_stream(gid); .set_opponent_gone(gid, gone=True)
     .restart(downtime_s=2.0, mode="refuse"|"error", wait=False)
     .faults -> FaultInjector: .add(action, path=".*", *, method=None, line=None, keepalive=False,
-               times=1, skip=0, probability=1.0, duration=None) with actions Respond, Drop(after),
-               Delay, CutStream(mid_line), EndStream, Silence(seconds), Malformed(replace), Duplicate,
-               Reorder, Stale (see faults.py)
+               times=1, skip=0, probability=1.0, duration=None) with actions Respond (raw= for an
+               unreadable body), Drop(after), Delay, CutStream(mid_line), EndStream, Silence(seconds),
+               Malformed(replace), Duplicate, Reorder, Stale (see faults.py)
     bot.sandbox.chaos.Chaos(sb, ChaosConfig(rate, seed, ...)).install().start(): random faults of every
                kind plus periodic restarts, with a record of what fired (see chaos.py)
 

@@ -16,6 +16,7 @@ from .model import Challenge, Game, Player, World
 from .opponents import Opponent, RandomOpponent
 from .runner import Runner
 from .server import SandboxHTTPServer
+from .tablebase import TablebaseStandIn
 
 
 class RequestRecord(NamedTuple):
@@ -93,7 +94,8 @@ class Sandbox:
                  gone_claim_s: float = 10.0, challenge_ttl_s: float | None = None,
                  upgrade_allowed: bool = True, flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
                  bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0,
-                 event_stream_limit: tuple[int, float] | None = (30, 600.0)):
+                 event_stream_limit: tuple[int, float] | None = (30, 600.0),
+                 tablebase_dir: str | None = None):
         self.token = token
         self.host = host
         self.port = port
@@ -117,9 +119,14 @@ class Sandbox:
         self._srv_lock = threading.RLock()
         self._restart_thread: threading.Thread | None = None
         self._down_until = 0.0
+        # GET /standard: the tablebase stand-in, from the Syzygy files in this directory (None: 404).
+        self.tablebase_dir = tablebase_dir
+        self.tablebase: TablebaseStandIn | None = None
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self) -> Sandbox:
+        if self.tablebase_dir is not None and self.tablebase is None:
+            self.tablebase = TablebaseStandIn(self.tablebase_dir)
         self._listen()
         self.runner.start()
         return self
@@ -160,6 +167,8 @@ class Sandbox:
             rt.join(5.0)
         self._close_server()
         self.runner.stop()
+        if self.tablebase is not None:
+            self.tablebase.close()
 
     def __enter__(self) -> Sandbox:
         return self.start() if self._server is None else self

@@ -31,6 +31,7 @@ class Respond:
     status: int
     headers: dict[str, str] | None = None
     body: Any = None  # JSON-serialisable; default {"error": <reason phrase>}
+    raw: str | None = None  # sent as it is instead of `body`, labelled JSON (an unreadable answer)
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,33 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_text(self, status: int, text: str, content_type: str = "text/plain; charset=utf-8",
+                   headers: dict[str, str] | None = None) -> None:
+        if getattr(self, "_lose_answer", False):
+            self._drop(served_status=status)
+            return
+        data = text.encode()
+        self._log(status, headers)
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _tablebase(self, query: dict[str, str]) -> None:
+        """The stand-in for tablebase.lichess.ovh (bot/sandbox/tablebase.py); 404 when not enabled."""
+        stand_in = self.app.tablebase
+        if stand_in is None:
+            self._send_json(404, {"error": "Not found."})
+            return
+        status, body = stand_in.respond(query)
+        if isinstance(body, str):
+            self._send_text(status, body)
+        else:
+            self._send_json(status, body)
+
     def _drop(self, served_status: int | None = None) -> None:
         self.close_connection = True
         self.app.log_request(self.command, self.path, 0, arrived=getattr(self, "_arrived", None),
@@ -200,6 +227,9 @@ class Handler(BaseHTTPRequestHandler):
                     self._drop()
                     return
                 self._lose_answer = True  # serve it below; _send_json drops instead of answering
+            if isinstance(act, faults.Respond) and act.raw is not None:
+                self._send_text(act.status, act.raw, "application/json", act.headers)
+                return
             if isinstance(act, faults.Respond):
                 known = act.status in HTTPStatus._value2member_map_
                 reason = HTTPStatus(act.status).phrase if known else "Error"
@@ -207,6 +237,9 @@ class Handler(BaseHTTPRequestHandler):
                     reason = "Too many requests. Try again later."
                 self._send_json(act.status, act.body if act.body is not None else {"error": reason},
                                 act.headers)
+                return
+            if method == "GET" and path == "/standard":  # the tablebase: no token, as on Lichess
+                self._tablebase(query)
                 return
             if self.headers.get("Authorization") != f"Bearer {self.app.token}":
                 self._send_json(401, {"error": "No such token"})
