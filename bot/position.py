@@ -194,25 +194,18 @@ class GamePosition:
         return True
 
     def think(self, limits: Limits, time_left_ms: int | None = None) -> Any:
-        """The ponder search when the opponent played the reply it expected (the time it ran counts as
-        spent on this move), else a move from outside the engine (book, tablebase), else the engine's
-        search within `limits` (it plays its move on its own board), else a fallback move."""
+        """A move from outside the engine (book, tablebase) first; else the ponder search when the
+        opponent played the reply it expected (the time it ran counts as spent on this move); else
+        the engine's search within `limits`. The engine plays the move on its own board either way.
+        A fallback move when the engine cannot."""
+        outside = self._ask_sources(time_left_ms)
         if self.engine.pondering:
-            self.ponder_hits += 1
-            started = time.monotonic()
-            try:
-                res = self.engine.ponderhit(limits)
-                spent_ms = (time.monotonic() - started) * 1000
-                log.info("%s: ponder hit on %s: %.0f ms of search done before it came", self.label,
-                         self.moves[-1], res.time_ms - spent_ms)
-                # time_ms: the time this move took once it was our turn (the log's overhead figure)
-                return dataclasses.replace(res, time_ms=spent_ms)
-            except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
-                log.exception("%s: the ponder search failed; choosing a move without it", self.label)
-                self._engine_valid = False
-                return self._fallback_move()
-        outside = self._outside_move(time_left_ms)
+            if outside is None:
+                return self._ponderhit(limits)
+            self.stop_ponder()  # a book or tablebase move beats the search: back to the real game
+            self._follow_engine(list(self.moves), own_move_posted_at=-1)
         if outside is not None:
+            self._play_on_engine(outside)
             return outside
         if self._engine_valid:
             try:
@@ -221,6 +214,21 @@ class GamePosition:
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
         return self._fallback_move()
+
+    def _ponderhit(self, limits: Limits) -> Any:
+        self.ponder_hits += 1
+        started = time.monotonic()
+        try:
+            res = self.engine.ponderhit(limits)
+        except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
+            log.exception("%s: the ponder search failed; choosing a move without it", self.label)
+            self._engine_valid = False
+            return self._fallback_move()
+        spent_ms = (time.monotonic() - started) * 1000
+        log.info("%s: ponder hit on %s: %.0f ms of search done before it came", self.label, self.moves[-1],
+                 res.time_ms - spent_ms)
+        # time_ms: the time this move took once it was our turn (the log's overhead figure)
+        return dataclasses.replace(res, time_ms=spent_ms)
 
     def start_ponder(self) -> str | None:
         """After our move is posted: search, in the background, the position after the reply the
@@ -242,8 +250,9 @@ class GamePosition:
         if self.engine.pondering:
             self.engine.ponder_miss()
 
-    def _outside_move(self, time_left_ms: int | None) -> OutsideMove | None:
-        """The first source's legal move, played on the engine too; None when no source has one."""
+    def _ask_sources(self, time_left_ms: int | None) -> OutsideMove | None:
+        """The first source's legal move (in the form the engine writes moves); None when no source
+        has one. The engine is not touched."""
         for source in self.sources:
             started = time.monotonic()
             try:
@@ -253,17 +262,20 @@ class GamePosition:
                 log.warning("%s: %s gave no usable move (%s: %s)", self.label, source.name, type(e).__name__,
                             str(e)[:100])
                 continue
-            if found is None or move is None:
-                continue
-            text = move_text(self.board, move)
-            if self._engine_valid:
-                try:
-                    self.engine.play(text)
-                except Exception as e:  # noqa: BLE001 - rebuilt from the server's moves next time
-                    log.warning("%s: the engine refused %s's move %s (%s)", self.label, source.name, text, e)
-                    self._engine_valid = False
-            return dataclasses.replace(found, move=text, time_ms=(time.monotonic() - started) * 1000)
+            if found is not None and move is not None:
+                return dataclasses.replace(found, move=move_text(self.board, move),
+                                           time_ms=(time.monotonic() - started) * 1000)
         return None
+
+    def _play_on_engine(self, outside: OutsideMove) -> None:
+        """Give the engine a move from outside, so its table and draw locks follow the game."""
+        if self._engine_valid:
+            try:
+                self.engine.play(outside.move)
+            except Exception as e:  # noqa: BLE001 - rebuilt from the server's moves next time
+                log.warning("%s: the engine refused %s's move %s (%s)", self.label, outside.source,
+                            outside.move, e)
+                self._engine_valid = False
 
     def _fallback_move(self) -> Fallback:
         started = time.monotonic()

@@ -1,7 +1,8 @@
 """Endgame tablebases: Syzygy files read with python-chess, and the rules that turn a tablebase's
 answer into a move and a score.
 
-Three parts, each usable without the others:
+Each part is usable without the others (the move sources built on them are the bot's, in
+`bot/tablebase.py`):
 
 * The verdicts (`MoveInfo`, `choose`, `verdict_score`, `verdict_scored`), in Lichess's words. A
   tablebase answer lists every legal move with the verdict on the position AFTER it, from the
@@ -13,12 +14,9 @@ Three parts, each usable without the others:
   (`bot.tablebase`) applies the same rules to the Lichess service's JSON.
 * `SyzygyTables`: local files. `answer(board)` computes what the Lichess service would answer for
   the position (categories from DTZ and the 50-move counter as Lichess derives them; DTM unknown,
-  as Syzygy has none), for `SyzygySource` and for the sandbox's stand-in of the service.
-* `SyzygySource`: a move source (`bot.outside.MoveSource`) on local files. It answers only for
-  positions the files cover completely (at most `max_pieces` pieces, no castling rights, every
-  table present) and never raises for a position it cannot handle. It probes every legal move
-  (python-chess reads the files in pure Python: 3 to 90 ms a move with the 3- and 4-piece test
-  tables, more with 6 and 7 pieces), so it is not asked with under `LOCAL_MIN_CLOCK_MS` on the clock.
+  as Syzygy has none), for the bot's local source (`bot.tablebase.SyzygySource`) and for the
+  sandbox's stand-in of the service.
+* `covered(board, max_pieces)`: whether a tablebase may know a position at all.
 
 DTZ-optimal play (what the files give) keeps a win within the 50-move rule and draws a draw; it is
 not the shortest mate. python-chess's DTZ may be one ply longer than stated (Syzygy rounding), which
@@ -35,16 +33,12 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import chess
 import chess.syzygy
-
-from bot.outside import OutsideMove
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +57,6 @@ DRAW_RANK = _RANK["draw"]
 TB_WIN = 7000  # above any material score, below the engine's mate scores (~8000)
 MAX_DISTANCE = 999
 CURSED_WIN_SCORE = 37  # half a pawn: above the default draw rule's 0.25 pawns, so no draw is offered
-LOCAL_MIN_CLOCK_MS = 1000  # below this the engine's instant move beats a probe of every legal move
 
 
 def negate(category: str) -> str:
@@ -153,18 +146,6 @@ def verdict_scored(category: str, draw_by_verdict: bool, resign_by_verdict: bool
     if rank > DRAW_RANK:
         return True
     return draw_by_verdict if rank >= _RANK["blessed-loss"] else resign_by_verdict
-
-
-def outside_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
-                 resign_by_verdict: bool) -> OutsideMove:
-    """The chosen move as a game takes it, its verdict as the score."""
-    ours = best.ours
-    use_dtm = best.dtm is not None
-    plies = 1 if best.checkmate else distance(best, use_dtm) + 1  # counted from before our move
-    metric = "dtm" if use_dtm else "dtz"
-    detail = f"{ours} {metric} {plies}" if _RANK[ours] != DRAW_RANK else ours
-    return OutsideMove(best.uci, source, score=verdict_score(ours, plies),
-                       scored=verdict_scored(ours, draw_by_verdict, resign_by_verdict), detail=detail)
 
 
 # ---------------------------------------------------------------- local files
@@ -286,36 +267,3 @@ def covered(board: chess.Board, max_pieces: int) -> bool:
     included), no castling rights (tablebases have none)."""
     return (type(board) is chess.Board and chess.popcount(board.occupied) <= max_pieces
             and not board.castling_rights)
-
-
-class SyzygySource:
-    """Moves from local Syzygy files (bot.outside.MoveSource): see the module docstring."""
-
-    name = "syzygy"
-
-    def __init__(self, tables: SyzygyTables, *, max_pieces: int = 7, draw_by_verdict: bool = True,
-                 resign_by_verdict: bool = False):
-        self.tables = tables
-        self.max_pieces = min(max_pieces, tables.max_pieces)
-        self.draw_by_verdict, self.resign_by_verdict = draw_by_verdict, resign_by_verdict
-        self._lock = threading.Lock()
-        self.moves = 0  # moves given, and the longest probe (ms), for the curious
-        self.worst_ms = 0.0
-
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
-        if not covered(board, self.max_pieces):
-            return None
-        if time_left_ms is not None and time_left_ms < LOCAL_MIN_CLOCK_MS:
-            return None
-        started = time.monotonic()
-        answer = self.tables.answer(board)
-        best = choose(answer.moves) if answer.category != "unknown" else None  # unknown: a table is missing
-        took_ms = (time.monotonic() - started) * 1000
-        with self._lock:
-            self.moves += best is not None
-            self.worst_ms = max(self.worst_ms, took_ms)
-        if best is None:
-            return None
-        log.debug("syzygy: %s in %.1f ms", best.uci, took_ms)
-        return outside_move(best, self.name, draw_by_verdict=self.draw_by_verdict,
-                            resign_by_verdict=self.resign_by_verdict)

@@ -17,10 +17,9 @@ import pytest
 
 from bot.config import config_from_dict
 from bot.sandbox import Delay, Drop, Respond, Sandbox
-from bot.tablebase import TablebaseSource, build_sources, online_wanted, parse_moves
+from bot.tablebase import SyzygySource, TablebaseSource, build_sources, online_wanted, parse_moves
 from engine.syzygy import (
     MoveInfo,
-    SyzygySource,
     SyzygyTables,
     TablesError,
     choose,

@@ -15,7 +15,8 @@ import pytest
 from bot.runner import StartupError
 from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond, Sandbox
 from bot.sandbox.opponents import Action, Idle, Move, OpponentView
-from engine.syzygy import SyzygySource, SyzygyTables
+from bot.tablebase import SyzygySource
+from engine.syzygy import SyzygyTables
 from tests.test_bot_e2e import Bot, legal_replay, make_config
 from tests.test_tablebase import DATA, KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, SLACK_MS
 
@@ -100,7 +101,10 @@ def test_faults_on_the_tablebase_leave_every_move_to_the_engine_in_time(sandbox,
               Delay(2.0), Drop(after=True)]
     for fault in faults:
         sandbox.faults.add(fault, r"^/standard")
-    bot = bot_for(tablebase={"timeout_ms": 300}, network={"rate_limit_pause_s": 0.5})
+    # No pondering: the faults need every move of the game to ask the tablebase, and a ponder search
+    # makes the engine mate sooner than the eight faults take.
+    bot = bot_for(tablebase={"timeout_ms": 300}, network={"rate_limit_pause_s": 0.5},
+                  engine={"ponder": False})
     gid = sandbox.start_game(RandomOpponent(seed=11, think_s=0.1), bot_color="white", initial_fen=KRK,
                              clock=(60, 0))
     assert sandbox.wait_game_over(gid, timeout=120) == "mate"
@@ -155,7 +159,7 @@ def test_a_tablebase_loss_resigns_only_when_asked(sandbox, bot_for, by_verdict):
 def test_local_syzygy_files_play_without_the_online_service(sandbox, bot_for, caplog):
     caplog.set_level(logging.INFO)
     bot = bot_for(tablebase={"syzygy_path": str(DATA), "enabled": False})
-    assert [s.name for s in bot.runner.sources] == ["syzygy"]
+    assert [s.name for s in bot.runner.sources] == ["book", "syzygy"]  # the book is on by default
     gid = sandbox.start_game(RandomOpponent(seed=3), bot_color="white", initial_fen=KQK)
     assert sandbox.wait_game_over(gid, timeout=60) == "mate"
     ours = sandbox.game(gid).moves[0::2]
