@@ -277,3 +277,22 @@ def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
     assert position.update(moves, own_move_posted_at=4)
     assert not engine.pondering and position.ponder_misses == 1
     assert engine.moves == moves and engine.board_matches()
+
+
+def test_a_source_move_beats_a_ponder_hit_and_the_engine_follows_the_real_game():
+    engine = Engine(hash_bits=16)
+    position = GamePosition(engine, "test")
+    position.start(None)
+    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
+    ours = position.think(Limits(nodes=3000)).move
+    expected = position.start_ponder()
+    assert expected is not None and engine.pondering
+    moves = ["e2e4", "e7e5", ours, expected]
+    assert position.update(moves, own_move_posted_at=2) and engine.pondering  # a hit...
+    after = position.board.copy()
+    book_move = next(m.uci() for m in after.legal_moves)
+    position.sources = (ListedSource("book", {after.fen(): book_move}),)
+    res = position.think(Limits(nodes=3000))  # ...but the book has a move here: it is played
+    assert (res.move, res.source) == (book_move, "book") and not engine.pondering
+    assert engine.moves == moves + [book_move] and engine.board_matches()
+    assert position.ponder_hits == 0
