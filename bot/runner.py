@@ -3,7 +3,9 @@
 Threads, and what flows between them (one way):
 
     event stream ──challenge──> challenge desk ──accept/decline POST
-          └──────gameStart────> one Game thread per game ──moves POST
+          ├──────gameStart────> one Game thread per game ──moves POST
+          └──our own challenges, their declines/cancels, gameStart──> matchmaker (when enabled)
+                                                  ──GET /api/bot/online, challenge create/cancel POST
     main thread: waits for a stop request (signal, fatal error, or `max_games` played), then shuts down
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
@@ -14,6 +16,8 @@ When every slot is taken, an acceptable challenge waits in the desk's queue (`ch
 oldest first) instead of being declined: it is accepted as soon as a slot frees, leaves the queue
 when the challenger withdraws it, and is declined `later` only when the queue is full or it has
 waited `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
+The matchmaker's own challenge holds a slot too (`Slots.reserve`, taken before it is sent), so the
+two never start more games than `challenge.concurrency` together (bot/matchmaking.py).
 """
 
 from __future__ import annotations
