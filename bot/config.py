@@ -207,6 +207,69 @@ class BookConfig:
     min_weight: int = _opt(1, "never play a book move of a smaller weight", lo=0, hi=65535)
 
 
+# What Lichess takes as `clock.limit` when creating a challenge (OpenAPI challengeCreate): these and
+# any multiple of 60 up to 10800; `clock.increment` 0 to 60; `days` one of CORRESPONDENCE_DAYS.
+CLOCK_LIMITS = (0, 15, 30, 45, 90)
+MAX_CLOCK_LIMIT_S = 10800
+MAX_CLOCK_INCREMENT_S = 60
+CORRESPONDENCE_DAYS = (1, 2, 3, 5, 7, 10, 14)
+# What the bot offers: a challenge from a position needs a FEN, and the engine plays no other variant.
+MATCHMAKING_VARIANTS = ("standard",)
+
+
+@dataclass
+class MatchmakingConfig:
+    enabled: bool = _opt(False, "challenge online bots when the bot has had no game for idle_s")
+    idle_s: float = _opt(60.0, "seconds without a game (or since our last challenge) before the next "
+                         "challenge", lo=0.0, hi=86400.0)
+    time_controls: list[str] = _opt(["180+2", "300+3"], "clocks to offer, 'base+increment' in seconds "
+                                    "(base 0, 15, 30, 45, 90 or a multiple of 60 up to 10800; increment "
+                                    "at most 60)")
+    days: list[int] = _opt([], "correspondence days per move to offer too", choices=CORRESPONDENCE_DAYS)
+    rated: bool | list[str] = _opt(False, "true, false, or a list of casual/rated to choose from",
+                                   choices=MODES)
+    variant: str = _opt("standard", "the variant to offer", choices=MATCHMAKING_VARIANTS)
+    min_rating: int | None = _opt(None, "challenge only bots rated at least this in the offered speed",
+                                  lo=0, hi=4000)
+    max_rating: int | None = _opt(None, "... and at most this", lo=0, hi=4000)
+    rating_difference: int | None = _opt(None, "... and within this of our own rating in that speed",
+                                         lo=0, hi=4000)
+    block_list: list[str] = _opt([], "bots never challenged")
+    challenge_timeout_s: float = _opt(20.0, "cancel a challenge not answered within this, seconds (Lichess "
+                                      "drops an unanswered real-time challenge after about 20 s)",
+                                      lo=1.0, hi=3600.0)
+    memory_file: str = _opt("~/.umax-bot/matchmaking.json", "where declines are remembered across "
+                            "restarts ('' = in memory only)")
+
+    @property
+    def modes(self) -> list[str]:
+        """`rated` as the list of modes to choose from."""
+        if isinstance(self.rated, bool):
+            return ["rated" if self.rated else "casual"]
+        return list(self.rated)
+
+    @property
+    def clocks(self) -> list[tuple[int, int]]:
+        """`time_controls` as (base_s, increment_s) pairs (checked when the config was loaded)."""
+        return [parse_time_control(tc) for tc in self.time_controls]
+
+
+def parse_time_control(text: str) -> tuple[int, int]:
+    """'180+2' -> (180, 2), as Lichess takes a challenge's clock; ValueError naming what is wrong."""
+    base_text, plus, inc_text = text.strip().partition("+")
+    if not plus or not base_text.strip().isdigit() or not inc_text.strip().isdigit():
+        raise ValueError(f"{text!r} is not 'base+increment' in whole seconds, e.g. '180+2'")
+    base, inc = int(base_text), int(inc_text)
+    if base not in CLOCK_LIMITS and not (base % 60 == 0 and 0 < base <= MAX_CLOCK_LIMIT_S):
+        raise ValueError(f"{text!r}: Lichess takes a base of 0, 15, 30, 45, 90 or a multiple of 60 up to "
+                         f"{MAX_CLOCK_LIMIT_S} seconds")
+    if inc > MAX_CLOCK_INCREMENT_S:
+        raise ValueError(f"{text!r}: Lichess takes an increment of at most {MAX_CLOCK_INCREMENT_S} seconds")
+    if base + 40 * inc < 30:  # Lichess's ultraBullet (estimated duration under 30 s)
+        raise ValueError(f"{text!r} is ultraBullet, which bots may not play")
+    return base, inc
+
+
 @dataclass
 class Config:
     token: str = _opt("", f"bot token (the environment variable {TOKEN_ENV} wins)")
@@ -221,6 +284,7 @@ class Config:
     tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     book: BookConfig = field(default_factory=BookConfig)
+    matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
     # Not keys: where the token came from ("env", "file" or "") and where the settings came from (a
     # path, an environment variable or ""), for the redacted dump.
     token_source: str = field(default="", metadata={"internal": True})
@@ -366,6 +430,12 @@ def _convert(value: Any, tp: Any, rules: typing.Mapping[str, Any], key: str) -> 
         if value is None:
             return None
         tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    elif isinstance(tp, types.UnionType):  # `bool | list[str]`: a switch, or a list to choose from
+        if isinstance(value, bool):
+            return value
+        tp = next(a for a in typing.get_args(tp) if typing.get_origin(a) is list)
+        if not isinstance(value, list):
+            raise ConfigError(f"{key}: expected true, false or a list, got {_show(value)}")
     if typing.get_origin(tp) is list:
         if value is None:
             return []
@@ -396,9 +466,10 @@ def _scalar(value: Any, tp: type, rules: typing.Mapping[str, Any], key: str) -> 
             raise ConfigError(f"{key}: expected text, got {_show(value)}")
     choices = rules.get("choices")
     if choices is not None and value not in choices:
-        near = difflib.get_close_matches(str(value), list(choices), n=1)
+        names = [str(c) for c in choices]
+        near = difflib.get_close_matches(str(value), names, n=1) if isinstance(value, str) else []
         hint = f" (did you mean '{near[0]}'?)" if near else ""
-        raise ConfigError(f"{key}: {_show(value)} is not allowed; allowed values: {', '.join(choices)}{hint}")
+        raise ConfigError(f"{key}: {_show(value)} is not allowed; allowed values: {', '.join(names)}{hint}")
     lo, hi = rules.get("lo"), rules.get("hi")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         bounds = f"between {lo} and {hi}" if lo is not None and hi is not None else (
@@ -444,6 +515,24 @@ def _check_relations(cfg: Config) -> None:
     # Lichess ids are lower-case user names; compare them that way.
     c.block_list = [u.lower() for u in c.block_list]
     c.allow_list = [u.lower() for u in c.allow_list]
+    _check_matchmaking(cfg.matchmaking)
+
+
+def _check_matchmaking(m: MatchmakingConfig) -> None:
+    for tc in m.time_controls:
+        try:
+            parse_time_control(tc)
+        except ValueError as e:
+            raise ConfigError(f"matchmaking.time_controls: {e}") from None
+    if m.enabled and not m.time_controls and not m.days:
+        raise ConfigError("matchmaking.time_controls and matchmaking.days are both empty, so there is "
+                          "nothing to offer; list at least one clock such as '180+2'")
+    if isinstance(m.rated, list) and not m.rated:
+        raise ConfigError("matchmaking.rated: an empty list; use true, false, or a list of casual/rated")
+    if m.min_rating is not None and m.max_rating is not None and m.min_rating > m.max_rating:
+        raise ConfigError(f"matchmaking.min_rating ({m.min_rating}) is above matchmaking.max_rating "
+                          f"({m.max_rating})")
+    m.block_list = [u.lower() for u in m.block_list]
 
 
 def _check_tablebase(t: TablebaseConfig) -> None:

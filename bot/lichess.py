@@ -18,6 +18,7 @@ refused token (401/403), or a game stream refused again and again, is raised.
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import random
 import threading
@@ -29,7 +30,7 @@ from typing import Any, TypeVar
 import berserk
 import requests
 import urllib3
-from berserk.formats import JSON
+from berserk.formats import JSON, TEXT
 from berserk.session import Requestor
 from requests.adapters import HTTPAdapter
 
@@ -101,7 +102,7 @@ def classify(exc: BaseException, min_pause_s: float = 60.0) -> LichessError:
         status = int(exc.status_code)
         key, seconds = _ratelimit(exc)
         if key == BOT_GAMES_QUOTA and status in (400, 429):
-            return QuotaReached(status, _error_text(exc), seconds)
+            return QuotaReached(status, _error_text(exc), max(seconds, _retry_after(exc.response)))
         if status == 429:
             return RateLimited("", max(min_pause_s, _retry_after(exc.response), seconds))
         if 400 <= status < 500:
@@ -165,6 +166,23 @@ def _error_text(exc: berserk.exceptions.ResponseError) -> str:
 def _short(exc: BaseException) -> str:
     text = str(exc)
     return text if len(text) < 200 else text[:197] + "..."
+
+
+class BotQuota:
+    """What we know of Lichess's daily quota of games between bots: until when it refuses *us* more.
+    The challenge desk learns it from an accept, the matchmaker from a challenge it creates; both read it."""
+
+    def __init__(self) -> None:
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def block(self, seconds: float) -> None:
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        with self._lock:
+            return max(0.0, self._until - time.monotonic())
 
 
 # ---------------------------------------------------------------- pacing
@@ -302,6 +320,48 @@ class Lichess:
 
     def decline(self, challenge_id: str, reason: str) -> None:
         self._call("challenge", lambda: self.client.bots.decline_challenge(challenge_id, reason))  # type: ignore
+
+    # Matchmaking: its own request kinds, so a 429 on creating challenges pauses only the matchmaker
+    # (Lichess limits challenge creation separately), and a pause there never holds up a cancel.
+    MATCHMAKING = "matchmaking"
+    CANCEL = "challenge-cancel"
+
+    def online_bots(self, nb: int = 100) -> tuple[list[dict[str, Any]], int]:
+        """`/api/bot/online`: (the bots as user objects, how many lines were unusable).
+
+        Not berserk's `get_online_bots`: it converts `createdAt`/`seenAt` of every line (a null one
+        raises) and its ndjson reader raises at the first malformed line, ending the whole list there.
+        Here each line stands alone: a line that is not a JSON object with an id is skipped and counted.
+        """
+        lines = self._call(self.MATCHMAKING, lambda: list(
+            self._raw.get("/api/bot/online", params={"nb": nb}, stream=True, fmt=TEXT)))
+        bots, bad = [], 0
+        for line in lines:
+            if not line or not line.strip():
+                continue  # keep-alive
+            try:
+                user = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(user, dict) and isinstance(user.get("id"), str) and user["id"]:
+                bots.append(user)
+            else:
+                bad += 1
+        return bots, bad
+
+    def create_challenge(self, username: str, *, rated: bool, clock: tuple[int, int] | None = None,
+                         days: int | None = None, variant: str = "standard") -> dict[str, Any]:
+        """`POST /api/challenge/{username}`: the challenge JSON (with its `id`). Never sent twice: a
+        retry after a cut could create a second challenge."""
+        limit, increment = clock if clock is not None else (None, None)
+        return self._call(self.MATCHMAKING, lambda: self.client.challenges.create(
+            username, rated, clock_limit=limit, clock_increment=increment, days=days, variant=variant),
+            idempotent=False)
+
+    def cancel_challenge(self, challenge_id: str) -> None:
+        """`POST /api/challenge/{id}/cancel` (an accepted one whose game nobody moved in is aborted)."""
+        self._call(self.CANCEL, lambda: self.client.challenges.cancel(challenge_id))
 
     def move(self, game_id: str, uci: str, offering_draw: bool = False) -> None:
         """Post a move. Sent again only when it surely never reached the server: after a 5xx, a cut or

@@ -3,7 +3,9 @@
 Threads, and what flows between them (one way):
 
     event stream ──challenge──> challenge desk ──accept/decline POST
-          └──────gameStart────> one Game thread per game ──moves POST
+          ├──────gameStart────> one Game thread per game ──moves POST
+          └──our own challenges, their declines/cancels, gameStart──> matchmaker (when enabled)
+                                                  ──GET /api/bot/online, challenge create/cancel POST
     main thread: waits for a stop request (signal, fatal error, or `max_games` played), then shuts down
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
@@ -14,6 +16,8 @@ When every slot is taken, an acceptable challenge waits in the desk's queue (`ch
 oldest first) instead of being declined: it is accepted as soon as a slot frees, leaves the queue
 when the challenger withdraws it, and is declined `later` only when the queue is full or it has
 waited `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
+The matchmaker's own challenge holds a slot too (`Slots.reserve`, taken before it is sent), so the
+two never start more games than `challenge.concurrency` together (bot/matchmaking.py).
 """
 
 from __future__ import annotations
@@ -30,7 +34,17 @@ from typing import Any
 from bot.challenges import Decision, decide, describe
 from bot.config import Config, ConfigError
 from bot.game import Game
-from bot.lichess import ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped, TransientError
+from bot.lichess import (
+    BotQuota,
+    ClientError,
+    Lichess,
+    LichessError,
+    QuotaReached,
+    RateLimited,
+    Stopped,
+    TransientError,
+)
+from bot.matchmaking import Matchmaker
 from bot.memory import MemoryPlan
 from bot.outside import MoveSource
 from bot.position import EngineLike
@@ -63,31 +77,69 @@ class StartupError(Exception):
 
 
 class Slots:
-    """Games in progress, counted exactly: ids of accepted challenges and running games."""
+    """Games in progress, counted exactly: ids of accepted challenges, running games, and the
+    matchmaker's own challenge while it waits for an answer (`reserve`)."""
 
     def __init__(self, limit: int, on_release: Callable[[], None] | None = None):
         self.limit = limit
         self._lock = threading.Lock()
         self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
+        self._pending: set[str] = set()  # our own challenges: no expiry, the matchmaker releases them
         self._on_release = on_release  # a slot may have freed: wakes the challenge desk
 
     def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision:
         """Decide with the current count and, if accepted, take the slot, both under the lock."""
         with self._lock:
             self._expire()
-            decision = decide_with(len(self._held))
+            decision = decide_with(self._count())
             if decision.accept:
                 self._held[cid] = time.monotonic()
             return decision
 
-    def hold(self, gid: str) -> None:
-        """A game runs: keep (or take) its slot. Games already in progress count even over the limit."""
+    def reserve(self, key: str) -> bool:
+        """Take a slot for a challenge of ours before it is sent, if one is free (no expiry: the
+        matchmaker owns it). `rekey` names it by the challenge id once Lichess gives one; the gameStart
+        of that id (`hold`) turns it into the game's slot (on Lichess the game id is the challenge id),
+        and `unreserve` gives it back when the challenge is declined, cancelled or timed out."""
         with self._lock:
+            self._expire()
+            if self._count() >= self.limit:
+                return False
+            self._pending.add(key)
+            return True
+
+    def rekey(self, old: str, new: str) -> None:
+        """Our reserved challenge got its id. If its game already started (`hold` came first), the game's
+        slot is the one that stays."""
+        with self._lock:
+            if old in self._pending:
+                self._pending.discard(old)
+                if new not in self._held:
+                    self._pending.add(new)
+
+    def unreserve(self, key: str) -> None:
+        """Give back the slot of our own challenge; a game that started from it keeps its slot."""
+        with self._lock:
+            self._pending.discard(key)
+        if self._on_release is not None:
+            self._on_release()
+
+    def running(self, gid: str) -> bool:
+        """True when a game of this id holds a slot."""
+        with self._lock:
+            return gid in self._held and self._held[gid] is None
+
+    def hold(self, gid: str) -> None:
+        """A game runs: keep (or take) its slot; our challenge's reservation of the same id carries over.
+        Games already in progress count even over the limit."""
+        with self._lock:
+            self._pending.discard(gid)
             self._held[gid] = None
 
     def release(self, gid: str) -> None:
         with self._lock:
             self._held.pop(gid, None)
+            self._pending.discard(gid)
         if self._on_release is not None:
             self._on_release()
 
@@ -97,7 +149,10 @@ class Slots:
     def count(self) -> int:
         with self._lock:
             self._expire()
-            return len(self._held)
+            return self._count()
+
+    def _count(self) -> int:
+        return len(self._held) + len(self._pending)
 
     def _expire(self) -> None:
         now = time.monotonic()
@@ -121,7 +176,7 @@ class Runner:
         self.sources: tuple[MoveSource, ...] = ()  # book, tablebases: opened by run(), shared by the games
         self.max_games = max_games
         self.warm_up = warm_up
-        self.slots = Slots(cfg.challenge.concurrency, on_release=self._wake_desk)
+        self.slots = Slots(cfg.challenge.concurrency, on_release=self._slot_freed)
         self.games: dict[str, Game] = {}
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games_played = 0
@@ -135,7 +190,9 @@ class Runner:
         self._cancelled: set[str] = set()
         self._seen: set[str] = set()  # challenge ids queued or answered
         self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
-        self.bot_games_blocked_until = 0.0  # monotonic time until which Lichess refuses us bot games
+        self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
+        self.account: dict[str, Any] = {}
+        self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
 
     # ------------------------------------------------------------ lifecycle
 
@@ -145,6 +202,8 @@ class Runner:
             self.stop.set()
         with self._inbox_cv:
             self._inbox_cv.notify_all()
+        if self.matchmaker is not None:
+            self.matchmaker.wake()
 
     def run(self) -> int:
         """Play until stopped. Raises StartupError for a bad token, a non-bot account or Syzygy tables
@@ -166,6 +225,11 @@ class Runner:
             self._resume_games()
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
             threading.Thread(target=self._desk, name="challenges", daemon=True).start()
+            if self.cfg.matchmaking.enabled:
+                self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
+                                             me=self.me, account=self.account, stop=self.stop,
+                                             busy_with=self._opponents)
+                self.matchmaker.start()
             while not self.stop.wait(0.5):
                 pass
             self._shutdown()
@@ -197,6 +261,7 @@ class Runner:
             raise StartupError(f"account {name} is not a bot account; upgrade it with "
                                f"'python -m bot upgrade' (irreversible) or use a bot account's token")
         self.me = str(account.get("id") or name).lower()
+        self.account = account
         log.info("logged in to %s as BOT %s", self.cfg.url, name)
         return account
 
@@ -247,6 +312,8 @@ class Runner:
             self.start_game(gid)
 
     def _shutdown(self) -> None:
+        if self.matchmaker is not None:
+            self.matchmaker.join(5.0)  # it cancels its pending challenge
         with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
             running = [g for g in self.games.values() if g.alive]
         for g in running:
@@ -287,8 +354,12 @@ class Runner:
             if cid is None:
                 log.warning("%s event without a usable challenge id skipped: %s", kind, repr(event)[:100])
                 return
-            if kind == "challenge":
-                self._on_challenge(event["challenge"])
+            ch = event["challenge"]
+            challenger = ch.get("challenger")
+            if isinstance(challenger, dict) and str(challenger.get("id", "")).lower() == self.me:
+                self._on_own_challenge(kind, cid, ch)  # lila's event stream has no `direction`
+            elif kind == "challenge":
+                self._on_challenge(ch)
             elif kind == "challengeCanceled":
                 log.info("challenge %s was cancelled by the challenger", cid)
                 with self._inbox_cv:
@@ -297,11 +368,8 @@ class Runner:
                     if len(waiting) < len(self.queue):
                         log.info("challenge %s leaves the queue", cid)
                         self.queue = collections.deque(waiting)
-            else:  # lila sends it to both sides: for one we declined too
-                challenger = event["challenge"].get("challenger")
-                ours = isinstance(challenger, dict) and str(challenger.get("id", "")).lower() == self.me
-                log.log(logging.INFO if ours else logging.DEBUG, "%s challenge %s was declined",
-                        "our" if ours else "the", cid)
+            else:  # lila sends it to both sides: here one we declined
+                log.debug("the challenge %s was declined", cid)
         elif kind in ("gameStart", "gameFinish"):
             game = event.get("game")
             gid = event_id(game, "gameId", "id")
@@ -310,6 +378,8 @@ class Runner:
                 return
             if kind == "gameStart":
                 self.start_game(gid)
+                if self.matchmaker is not None:
+                    self.matchmaker.on_game_start(gid)  # after start_game: its slot is the game's now
                 return
             status = game.get("status")
             log.info("game %s finished (%s)", gid,
@@ -321,6 +391,20 @@ class Runner:
             self.slots.release(gid)
         else:
             log.debug("ignoring event %s", repr(kind)[:60])
+
+    def _on_own_challenge(self, kind: str, cid: str, ch: dict[str, Any]) -> None:
+        """A challenge we sent: never an incoming one; its news go to the matchmaker."""
+        if kind == "challengeDeclined":
+            log.info("our challenge %s was declined (%s)", cid, str(ch.get("declineReasonKey"))[:20])
+        mm = self.matchmaker
+        if mm is None:
+            return
+        if kind == "challenge":
+            mm.on_own_challenge(ch)
+        elif kind == "challengeDeclined":
+            mm.on_declined(ch)
+        else:
+            mm.on_canceled(ch)
 
     def _on_challenge(self, ch: dict[str, Any]) -> None:
         user = ch.get("challenger")
@@ -335,6 +419,11 @@ class Runner:
             self._inbox_cv.notify()
 
     # ------------------------------------------------------------ challenge desk
+
+    def _slot_freed(self) -> None:
+        self._wake_desk()
+        if self.matchmaker is not None:
+            self.matchmaker.wake()
 
     def _wake_desk(self) -> None:
         with self._inbox_cv:
@@ -411,7 +500,7 @@ class Runner:
         cid = str(ch.get("id"))
         try:
             summary = describe(ch)
-            blocked_s = max(0.0, self.bot_games_blocked_until - time.monotonic())
+            blocked_s = self.bot_quota.remaining()
             decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s))
         except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
             # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
@@ -460,7 +549,7 @@ class Runner:
         only be refused again: the challenge gets `later`, and while our own quota is used up every
         bot's challenge does too (humans are still accepted)."""
         if e.ours:
-            self.bot_games_blocked_until = time.monotonic() + e.seconds
+            self.bot_quota.block(e.seconds)
         whose = "our" if e.ours else "the challenger's"
         log.warning("challenge %s: Lichess refuses the game: %s daily quota of games against bots is used "
                     "up for %.0f s (%s); declining it with 'later'", cid, whose, e.seconds, e)
@@ -490,6 +579,11 @@ class Runner:
                         give_back=give_back, sources=self.sources, may_ponder=self._may_ponder)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
+
+    def _opponents(self) -> set[str]:
+        """The names of the opponents of the games running now."""
+        with self._games_lock:
+            return {g.opponent.lower() for g in self.games.values() if g.alive}
 
     def _may_ponder(self) -> bool:
         """Pondering pays only with a core to spare: it runs while the opponent thinks, and with a

@@ -197,3 +197,52 @@ def test_check_config_names_a_missing_syzygy_directory_in_one_line(tmp_path):
     good = ROOT / "tests" / "data" / "syzygy"
     p.write_text(f"tablebase:\n  syzygy_path: {good}\n")
     assert run_cli("check-config", "--config", str(p)).returncode == 0
+
+
+# ---------------------------------------------------------------- matchmaking
+
+
+def test_matchmaking_is_off_by_default_and_offers_blitz_casual():
+    m = config_from_dict({}).matchmaking
+    assert m.enabled is False
+    assert m.clocks == [(180, 2), (300, 3)] and m.days == []
+    assert m.modes == ["casual"]
+    assert m.variant == "standard"
+
+
+@pytest.mark.parametrize("rated, modes", [(True, ["rated"]), (False, ["casual"]),
+                                          (["casual", "rated"], ["casual", "rated"])])
+def test_matchmaking_rated_is_a_switch_or_a_list(rated, modes):
+    assert config_from_dict({"matchmaking": {"rated": rated}}).matchmaking.modes == modes
+
+
+@pytest.mark.parametrize("tc, clock", [("60+0", (60, 0)), ("90+1", (90, 1)), (" 300 + 3 ", (300, 3)),
+                                       ("0+1", (0, 1)), ("10800+60", (10800, 60))])
+def test_matchmaking_time_controls_as_lichess_takes_them(tc, clock):
+    assert config_from_dict({"matchmaking": {"time_controls": [tc]}}).matchmaking.clocks == [clock]
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"time_controls": ["100+0"]}, ["matchmaking.time_controls", "'100+0'", "multiple of 60"]),
+    ({"time_controls": ["180+61"]}, ["'180+61'", "at most 60"]),
+    ({"time_controls": ["0+0"]}, ["'0+0'", "ultraBullet"]),
+    ({"time_controls": ["3 min"]}, ["'3 min'", "'base+increment'"]),
+    ({"days": [4]}, ["matchmaking.days", "1, 2, 3, 5, 7, 10, 14"]),
+    ({"rated": "sometimes"}, ["matchmaking.rated", "true, false or a list"]),
+    ({"rated": []}, ["matchmaking.rated", "empty"]),
+    ({"variant": "chess960"}, ["matchmaking.variant", "standard"]),
+    ({"enabled": True, "time_controls": []}, ["nothing to offer"]),
+    ({"min_rating": 1800, "max_rating": 1200}, ["matchmaking.min_rating (1800)"]),
+    ({"challenge_timeout_s": 0}, ["matchmaking.challenge_timeout_s", "between 1.0"]),
+])
+def test_matchmaking_mistakes_are_one_line_naming_the_key(data, words):
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({"matchmaking": data})
+    assert "\n" not in str(e.value)
+    for word in words:
+        assert word in str(e.value)
+
+
+def test_matchmaking_block_list_is_lower_case():
+    cfg = config_from_dict({"matchmaking": {"block_list": ["SomeBot"]}})
+    assert cfg.matchmaking.block_list == ["somebot"]

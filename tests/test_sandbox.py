@@ -802,3 +802,127 @@ def test_status_ids_as_scalachess():
 
     assert STATUS_IDS["unknownFinish"] == 38 and STATUS_IDS["insufficientMaterialClaim"] == 39
     assert STATUS_IDS["variantEnd"] == 60 and len(set(STATUS_IDS.values())) == len(STATUS_IDS)
+
+
+# ---------------------------------------------------------------- the bot's own challenges (matchmaking)
+
+
+def test_online_bots_list_the_sparring_bots_and_the_bot_itself_while_connected(sb, client):
+    sb.add_sparring_bot("Sparky", rating={"blitz": 1720, "bullet": 1650})
+    sb.add_sparring_bot("Ghost", online=False)
+    bots = list(client.bots.get_online_bots())
+    assert [b["username"] for b in bots] == ["Sparky"]  # offline bots and the unconnected bot: absent
+    sparky = bots[0]
+    assert sparky["id"] == "sparky" and sparky["title"] == "BOT"
+    assert sparky["perfs"]["blitz"]["rating"] == 1720 and sparky["perfs"]["bullet"]["rating"] == 1650
+    assert sparky["perfs"]["rapid"]["rating"] == 1500
+    Reader(client.bots.stream_incoming_events())  # the bot is online while its event stream is open
+    assert sb.wait_event_stream(3)
+    assert {b["id"] for b in client.bots.get_online_bots()} == {"sparky", "umax-bot"}
+    assert len(list(client.bots.get_online_bots(limit=1))) == 1
+    r = requests.get(sb.url + "/api/bot/online", headers={"Authorization": f"Bearer {sb.token}"}, timeout=5)
+    assert r.headers["Content-Type"] == "application/x-ndjson" and len(r.text.splitlines()) == 2
+
+
+def test_bot_challenge_accepted_starts_the_game_with_the_challenge_id(sb, client):
+    sb.add_sparring_bot("Sparky", answer_delay_s=0.05)
+    ev = Reader(client.bots.stream_incoming_events())
+    assert sb.wait_event_stream(3)
+    ch = client.challenges.create("Sparky", rated=False, clock_limit=180, clock_increment=2, color="white")
+    assert ch["direction"] == "out" and ch["status"] == "created"
+    assert ch["challenger"]["id"] == "umax-bot" and ch["destUser"]["id"] == "sparky"
+    assert ch["timeControl"]["limit"] == 180 and ch["speed"] == "blitz"
+    e = ev.get()
+    assert e["type"] == "challenge" and e["challenge"]["id"] == ch["id"]  # both sides hear of it
+    e = ev.until(lambda x: x["type"] == "gameStart")
+    assert e["game"]["gameId"] == ch["id"] and e["game"]["color"] == "white"  # the game id is the challenge's
+    assert e["game"]["opponent"]["id"] == "sparky"
+    assert sb.challenge(ch["id"]).status == "accepted"
+    client.bots.make_move(ch["id"], "e2e4")
+    assert sb.wait_moves(ch["id"], 2, timeout=5)  # the sparring bot plays its side
+    info = sb.outgoing_challenges()[0]
+    assert (info.dest, info.clock, info.rated, info.bot_color) == ("sparky", (180, 2), False, "white")
+
+
+@pytest.mark.parametrize("policy, rated, clock, key", [
+    ("DeclineRated", True, (180, 2), "casual"),
+    ("DeclineFast", False, (180, 2), "toofast"),
+    ("DeclineAll", False, (600, 5), "generic"),
+])
+def test_bot_challenge_declined_with_the_sparring_bots_reason(sb, client, policy, rated, clock, key):
+    from bot.sandbox import opponents
+
+    sb.add_sparring_bot("Picky", getattr(opponents, policy)(), answer_delay_s=0.05)
+    ev = Reader(client.bots.stream_incoming_events())
+    assert sb.wait_event_stream(3)
+    cid = client.challenges.create("Picky", rated=rated, clock_limit=clock[0], clock_increment=clock[1])["id"]
+    e = ev.until(lambda x: x["type"] == "challengeDeclined")
+    assert e["challenge"]["id"] == cid and e["challenge"]["declineReasonKey"] == key
+    assert e["challenge"]["challenger"]["id"] == "umax-bot"  # how the bot knows it was its own
+    assert sb.challenge(cid).decline_key == key
+
+
+def test_bot_cancels_an_unanswered_challenge(sb, client):
+    from bot.sandbox.opponents import NeverAnswers
+
+    sb.add_sparring_bot("Silent", NeverAnswers(), answer_delay_s=0.0)
+    cid = client.challenges.create("Silent", rated=False, days=3)["id"]
+    time.sleep(0.2)
+    assert sb.challenge(cid).status == "created"
+    client.challenges.cancel(cid)
+    assert sb.challenge(cid).status == "canceled"
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # nothing left to cancel
+        client.challenges.cancel(cid)
+    assert ei.value.status_code == 404
+    with pytest.raises(berserk.exceptions.ResponseError) as ei:  # the bot cannot accept its own challenge
+        client.bots.accept_challenge(client.challenges.create("Silent", rated=False, days=3)["id"])
+    assert ei.value.status_code == 404
+
+
+def test_cancel_after_the_accept_aborts_the_game(sb, client):
+    sb.add_sparring_bot("Sparky", answer_delay_s=0.0)
+    ch = client.challenges.create("Sparky", rated=False, clock_limit=60, clock_increment=0, color="black")
+    cid = ch["id"]
+    assert sb.wait_until(lambda: sb.challenge(cid).status == "accepted", 3)
+    client.challenges.cancel(cid)  # lila apiCancel: the game of an accepted challenge, not yet started
+    assert sb.wait_game_over(cid, 3) == "aborted"
+
+
+def test_challenge_creation_refusals_as_lila(sb, client):
+    sb.add_sparring_bot("Sparky")
+    cases = [("Nobody", dict(clock_limit=180, clock_increment=0), 400, {"error": "No such user: Nobody"}),
+             ("Sparky", dict(clock_limit=15, clock_increment=0), 400,
+              {"error": "Bots cannot play UltraBullet. Choose a slower time control."}),
+             ("Sparky", dict(clock_limit=100, clock_increment=0), 400,
+              {"error": {"clock.limit": ["Invalid value"]}})]
+    for who, clock, status, body in cases:
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            client.challenges.create(who, rated=False, **clock)
+        assert (ei.value.status_code, ei.value.cause) == (status, body), who
+    # A form-encoded body, as the OpenAPI description has it, is taken too.
+    form = {"rated": "true", "clock.limit": "300", "clock.increment": "3"}
+    r = _post(sb, "/api/challenge/Sparky", data=form)
+    assert r.status_code == 200 and r.json()["rated"] is True and r.json()["timeControl"]["increment"] == 3
+
+
+def test_bot_games_quota_on_challenge_creation():
+    # lila BotLimit.challengeLimitError: we over the quota -> 429, the other bot over its own -> 400, both
+    # with ratelimit {key: bot.vsBot.day, seconds} and no Retry-After.
+    with Sandbox(bot_games_per_day=1, bot_limit_reset_s=900.0) as s:
+        client = client_for(s)
+        s.add_sparring_bot("Sparky", answer_delay_s=0.0)
+        s.add_sparring_bot("Tired")
+        s.set_sparring_quota("Tired", 300)
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            client.challenges.create("Tired", rated=False, clock_limit=180, clock_increment=0)
+        assert ei.value.status_code == 400 and ei.value.cause["ratelimit"]["key"] == "bot.vsBot.day"
+        assert 290 <= ei.value.cause["ratelimit"]["seconds"] <= 300
+        assert "Retry-After" not in ei.value.response.headers
+        cid = client.challenges.create("Sparky", rated=False, clock_limit=180, clock_increment=0)["id"]
+        assert s.wait_until(lambda: s.challenge(cid).status == "accepted", 3)
+        assert s.bot_games_today == 1
+        with pytest.raises(berserk.exceptions.ResponseError) as ei:
+            client.challenges.create("Sparky", rated=False, clock_limit=180, clock_increment=0)
+        assert ei.value.status_code == 429 and ei.value.cause["ratelimit"]["key"] == "bot.vsBot.day"
+        assert "Retry-After" not in ei.value.response.headers
+        assert len(s.outgoing_challenges()) == 1  # the refused ones were never created

@@ -13,6 +13,10 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/stream/event                           (chunked ndjson; a second stream closes the first;
                                                     at most event_stream_limit connects, else 429)
   POST /api/challenge/{id}/accept, /decline        (JSON {"reason": ...} or form body)
+  GET  /api/bot/online[?nb=N]                      (ndjson of the online sparring bots, and the bot itself
+                                                    while its event stream is open)
+  POST /api/challenge/{username}                   (the bot challenges a sparring bot: form or JSON body)
+  POST /api/challenge/{id}/cancel
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
        /claim-victory
@@ -44,6 +48,13 @@ Answers as lila gives them (each rule's docstring names the lila file/function i
         without Retry-After (the challenge stays open).
   event stream over event_stream_limit=(credits, window_s) in a fixed window -> 429 {"error": "Please
         don't poll this endpoint, ..."} without Retry-After.
+  the bot's challenges (lila Challenge.apiCreate/apiCancel): the answer is the challenge JSON with
+        direction "out"; "No such user: X", UltraBullet to a bot, a bad form field -> 400; BotLimit on
+        creation: we over bot_games_per_day -> 429, the sparring bot over its own quota -> 400, both with
+        {"ratelimit": {"key": "bot.vsBot.day", "seconds": S}}; the sparring bot answers by its policy
+        after its delay: accept -> gameStart with the challenge's id, decline -> challengeDeclined (the
+        challenger is the bot); cancel: an open one -> canceled (challengeCanceled), an accepted one whose
+        game nobody moved in -> aborted, else 404.
   gameFull: no `clock` for correspondence/unlimited games; title null if untitled; provisional only
         when true. Status ids as scalachess (unknownFinish 38, insufficientMaterialClaim 39).
 
@@ -67,6 +78,13 @@ Control API (all waits return instead of raising on timeout)::
                     bot_color, answered_at; .decline_key); .wait_challenge_answered(cid, timeout=5.0)
                     -> status (created, accepted, declined, canceled, expired)
     .bot_games_today; .set_bot_games_today(n)     (games against bots in the BotLimit window)
+    .add_sparring_bot(name, policy=AcceptAll(), *, rating=1500 | {speed: rating}, play=None,
+                      answer_delay_s=0.2, online=True)   (play: makes the Opponent of an accepted game)
+    .add_sparring_bots(play=None) -> names   (AcceptBot, CasualBot declines rated, SlowBot tooFast for
+                      bullet/blitz, BusyBot "later" half the time, SilentBot never answers)
+    .set_sparring_online(name, online); .set_sparring_quota(name, seconds); .set_bot_ratings(**speeds)
+    .outgoing_challenges() -> [ChallengeInfo] of the bot's own challenges (dest, clock, days, rated,
+                      created, status, decline_key)
     .start_game(opponent=None, bot_color="white", clock=(60, 0), initial_fen=None, moves=(), *, days=None,
                 variant="standard", rated=False, opponent_name="alice", opponent_is_bot=False,
                 opponent_rating=1500, castling_as_king_takes_rook=True, think_s=None) -> game id
@@ -99,7 +117,9 @@ insufficientMaterialClaim/claim-victory ("timeout") with Lichess status names an
 Opponents (one fresh instance per game): ScriptedOpponent(moves, then=None, think_s=None) with entries
 "e7e5", "offer-draw:e7e5", "offer-draw", "accept-draw", "decline-draw", "resign", "abort", "wait:<s>",
 "gone", "back", "chat:<text>", "idle"; RandomOpponent(seed); IdleOpponent(); EngineOpponent(node_budget).
-Subclass Opponent and implement act(view) -> Action for anything else.
+Subclass Opponent and implement act(view) -> Action for anything else. Sparring policies (how a sparring
+bot answers the bot's challenges): AcceptAll, DeclineRated, DeclineFast(slowest_refused), LaterSometimes(p),
+DeclineAll(reason), NeverAnswers; subclass SparringPolicy.answer(offer, rng) for others.
 
 bot.sandbox.testing has client_for(sb, token=None, timeout=(3, 5)) (a berserk client with request
 timeouts) and Reader(iterator) (pumps a stream in a thread: get(timeout), until(pred), rest()).
@@ -121,18 +141,27 @@ from .faults import (
     Stale,
 )
 from .opponents import (
+    AcceptAll,
+    DeclineAll,
+    DeclineFast,
+    DeclineRated,
     EngineOpponent,
     IdleOpponent,
+    LaterSometimes,
+    NeverAnswers,
+    Offer,
     Opponent,
     OpponentView,
     RandomOpponent,
     ScriptedOpponent,
+    SparringPolicy,
 )
 from .wire import DECLINE_REASONS, STATUS_IDS
 
 __all__ = [
-    "DECLINE_REASONS", "STATUS_IDS", "ChallengeInfo", "CutStream", "Delay", "Drop", "Duplicate", "EndStream",
-    "EngineOpponent", "FaultInjector", "GameInfo", "IdleOpponent", "Malformed", "Opponent", "OpponentView",
-    "RandomOpponent", "Reorder", "RequestDetail", "RequestRecord", "Respond", "Rule", "Sandbox",
-    "ScriptedOpponent", "Silence", "Stale",
+    "DECLINE_REASONS", "STATUS_IDS", "AcceptAll", "ChallengeInfo", "CutStream", "DeclineAll", "DeclineFast",
+    "DeclineRated", "Delay", "Drop", "Duplicate", "EndStream", "EngineOpponent", "FaultInjector",
+    "GameInfo", "IdleOpponent", "LaterSometimes", "Malformed", "NeverAnswers", "Offer", "Opponent",
+    "OpponentView", "RandomOpponent", "Reorder", "RequestDetail", "RequestRecord", "Respond", "Rule",
+    "Sandbox", "ScriptedOpponent", "Silence", "SparringPolicy", "Stale",
 ]

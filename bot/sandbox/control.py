@@ -12,8 +12,17 @@ import chess
 
 from . import faults as flt
 from . import wire
-from .model import Challenge, Game, Player, World
-from .opponents import Opponent, RandomOpponent
+from .model import Challenge, Game, Player, SparringBot, World
+from .opponents import (
+    AcceptAll,
+    DeclineFast,
+    DeclineRated,
+    LaterSometimes,
+    NeverAnswers,
+    Opponent,
+    RandomOpponent,
+    SparringPolicy,
+)
 from .runner import Runner
 from .server import SandboxHTTPServer
 from .tablebase import TablebaseStandIn
@@ -46,6 +55,12 @@ class ChallengeInfo:
     game_id: str | None
     bot_color: str
     answered_at: float | None   # monotonic
+    challenger: str = ""        # user ids
+    dest: str = ""
+    clock: tuple[int, int] | None = None
+    days: int | None = None
+    rated: bool = False
+    created: float = 0.0        # monotonic
 
     @property
     def decline_key(self) -> str | None:
@@ -239,9 +254,58 @@ class Sandbox:
 
     def challenge(self, cid: str) -> ChallengeInfo:
         with self.world.cond:
-            c = self.world.get_challenge(cid)
-            return ChallengeInfo(c.id, c.status, c.decline_reason, c.decline_body, c.game_id, c.bot_color,
-                                 c.answered_at)
+            return self._challenge_info(self.world.get_challenge(cid))
+
+    @staticmethod
+    def _challenge_info(c: Challenge) -> ChallengeInfo:
+        return ChallengeInfo(c.id, c.status, c.decline_reason, c.decline_body, c.game_id, c.bot_color,
+                             c.answered_at, c.challenger.id, c.dest.id, c.clock, c.days, c.rated, c.created)
+
+    # --- sparring bots (the bot's own challenges) ------------------------------------------------
+    def add_sparring_bot(self, name: str, policy: SparringPolicy | None = None, *,
+                         rating: int | dict[str, int] = 1500, play: Callable[[], Opponent] | None = None,
+                         answer_delay_s: float = 0.2, online: bool = True) -> None:
+        """Another bot account, listed by /api/bot/online while online: it answers the bot's challenges by
+        `policy` (default AcceptAll) after `answer_delay_s` and plays accepted games with `play()` (default
+        a random mover). `rating`: one for every speed, or per speed."""
+        ratings = dict.fromkeys(wire.RATED_SPEEDS, rating) if isinstance(rating, int) else {
+            **dict.fromkeys(wire.RATED_SPEEDS, 1500), **rating}
+        seeds = random.Random(f"{name}/{self.rng.random()}")
+        self.world.add_sparring(SparringBot(
+            player=Player.named(name, "BOT", ratings["blitz"]), ratings=ratings, policy=policy or AcceptAll(),
+            play=play or (lambda: RandomOpponent(seeds.randrange(1 << 30))), answer_delay_s=answer_delay_s,
+            online=online))
+
+    def add_sparring_bots(self, play: Callable[[], Opponent] | None = None) -> list[str]:
+        """Five sparring bots with the habits of real ones: one accepts everything, one declines rated
+        games ("casual"), one bullet and blitz ("tooFast"), one says "later" half the time, one never
+        answers. Returns their names."""
+        bots = [("AcceptBot", AcceptAll(), 1500), ("CasualBot", DeclineRated(), 1650),
+                ("SlowBot", DeclineFast("blitz"), 1800), ("BusyBot", LaterSometimes(0.5), 1400),
+                ("SilentBot", NeverAnswers(), 1550)]
+        for name, policy, rating in bots:
+            self.add_sparring_bot(name, policy, rating=rating, play=play)
+        return [name for name, _, _ in bots]
+
+    def set_sparring_online(self, name: str, online: bool = True) -> None:
+        with self.world.cond:
+            self.world.sparring[name.lower()].online = online
+
+    def set_sparring_quota(self, name: str, seconds: float) -> None:
+        """That sparring bot has used up its own daily quota of bot games for `seconds`: challenges to
+        it answer 400 with lila's OpponentLimit body."""
+        with self.world.cond:
+            self.world.sparring[name.lower()].quota_until = time.monotonic() + seconds
+
+    def set_bot_ratings(self, **ratings: int) -> None:
+        """The bot's own ratings per speed, as /api/account's `perfs` shows them."""
+        with self.world.cond:
+            self.world.bot_ratings.update(ratings)
+
+    def outgoing_challenges(self) -> list[ChallengeInfo]:
+        """The challenges the bot sent, oldest first."""
+        with self.world.cond:
+            return [self._challenge_info(c) for c in self.world.challenges.values() if c.outgoing]
 
     @property
     def bot_games_today(self) -> int:

@@ -25,7 +25,7 @@ import chess.variant
 from . import wire
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .opponents import Opponent
+    from .opponents import Opponent, SparringPolicy
 
 
 class ApiError(Exception):
@@ -105,10 +105,28 @@ class Challenge:
     game_id: str | None = None
     created: float = field(default_factory=time.monotonic)
     answered_at: float | None = None
+    outgoing: bool = False    # the bot is the challenger (matchmaking); dest is a sparring bot
 
     @property
     def bot_color(self) -> str:
+        if self.outgoing:
+            return self.final_color
         return "black" if self.final_color == "white" else "white"
+
+
+@dataclass
+class SparringBot:
+    """Another bot account on the sandbox's server: listed by /api/bot/online while `online`, it
+    answers the bot's challenges by its `policy` after `answer_delay_s`, and plays an accepted game
+    with an opponent policy made by `play`."""
+    player: Player
+    ratings: dict[str, int]               # per speed (bullet, blitz, rapid, classical, correspondence)
+    policy: SparringPolicy
+    play: Callable[[], Opponent]
+    answer_delay_s: float = 0.2
+    online: bool = True
+    quota_until: float = 0.0              # monotonic: over its own daily quota of bot games until then
+    games: int = 0                        # games it played against the bot
 
 
 _BOARDS: dict[str, Callable[..., chess.Board]] = {
@@ -169,6 +187,48 @@ def color_name(c: chess.Color) -> str:
 
 def other(color: str) -> str:
     return "black" if color == "white" else "white"
+
+
+def _challenge_form(form: dict[str, Any]) -> tuple[tuple[int, int] | None, int | None, bool, str, str]:
+    """lila SetupForm.api.user (ApiConfig) as far as the bot uses it: (clock, days, rated, color, variant).
+    Form fields come as text, JSON ones as numbers and booleans; a JSON null is an absent field.
+    A bad field -> 400 with lila's form-error body {"error": {field: [message]}}."""
+    fields = {k: v for k, v in form.items() if v is not None and v != ""}
+    errors: dict[str, list[str]] = {}
+
+    def number(key: str) -> int | None:
+        value = fields.get(key)
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            errors[key] = ["Numeric value expected"]
+            return None
+
+    limit, inc, days = number("clock.limit"), number("clock.increment"), number("days")
+    clock = None
+    if limit is not None or inc is not None:
+        if limit is None or inc is None:
+            errors["clock"] = ["Both clock.limit and clock.increment are required"]
+        elif not (limit in (0, 15, 30, 45, 90) or (limit % 60 == 0 and 0 < limit <= 10800)):
+            errors["clock.limit"] = ["Invalid value"]
+        elif not 0 <= inc <= 180:
+            errors["clock.increment"] = ["Invalid value"]
+        else:
+            clock, days = (limit, inc), None
+    if clock is None and days is not None and days not in (1, 2, 3, 5, 7, 10, 14):
+        errors["days"] = ["Invalid value"]
+    rated = str(fields.get("rated", "false")).lower() == "true"
+    color = str(fields.get("color", "random"))
+    if color not in ("white", "black", "random"):
+        errors["color"] = ["Invalid value"]
+    variant = str(fields.get("variant", "standard"))
+    if variant not in wire.VARIANTS or variant == "fromPosition":
+        errors["variant"] = ["Invalid value"]
+    if errors:
+        raise ApiError(400, "Invalid form", {"error": errors})
+    return clock, days, rated, color, variant
 
 
 class Game:
@@ -314,7 +374,10 @@ class World:
         self._es_window_end: float | None = None
         self.game_stream_connects: dict[str, int] = {}
         self.on_game_created: Callable[[Game], None] | None = None
+        self.on_outgoing_challenge: Callable[[Challenge], None] | None = None  # schedules the answer
         self.errors: list[str] = []
+        self.sparring: dict[str, SparringBot] = {}  # by id
+        self.bot_ratings = dict.fromkeys(wire.RATED_SPEEDS, 1500)
 
     # --- helpers ---------------------------------------------------------------------------------
     def new_id(self, n: int = 8) -> str:
@@ -447,6 +510,109 @@ class World:
             self._publish_event({"type": "challengeDeclined",
                                  "challenge": wire.challenge_json(c, self.base_url())})
             self.cond.notify_all()
+
+    # --- the bot's own challenges (matchmaking) -----------------------------------------------------
+    def add_sparring(self, bot: SparringBot) -> None:
+        with self.cond:
+            self.sparring[bot.player.id] = bot
+            self.cond.notify_all()
+
+    def online_bots(self, nb: int | None) -> list[dict[str, Any]]:
+        """lila OnlineApiUsers: the bots seen online in the last seconds (the bot itself too, while its
+        event stream is open), as the user JSON of /api/bot/online, at most `nb`."""
+        with self.cond:
+            now_ms = int(time.time() * 1000)
+            users = [wire.online_bot_json(b.player, b.ratings, now_ms)
+                     for b in self.sparring.values() if b.online]
+            if self.event_sub is not None and self.bot_account:
+                users.insert(len(users) // 2, wire.online_bot_json(self.bot, self.bot_ratings, now_ms))
+            return users if nb is None else users[:max(nb, 0)]
+
+    def create_outgoing(self, dest: str, form: dict[str, Any]) -> Challenge:
+        """lila Challenge.apiCreate for the bot as challenger: the form (ApiConfig), the destination,
+        Granter's bot rules and BotLimit. Raises ApiError as lila answers."""
+        with self.cond:
+            if dest.lower() == self.bot.id:
+                raise ApiError(400, "You cannot challenge yourself")
+            target = self.sparring.get(dest.lower())
+            if target is None:
+                raise ApiError(400, f"No such user: {dest}")
+            clock, days, rated, color, variant = _challenge_form(form)
+            if wire.speed_of(clock, days) == "ultraBullet":  # lila ChallengeGranter BotUltraBullet
+                raise ApiError(400, "Bots cannot play UltraBullet. Choose a slower time control.")
+            self._check_create_limits(target)
+            final = color if color != "random" else self.rng.choice(["white", "black"])
+            c = Challenge(id=self.new_id(), challenger=self.bot, dest=target.player, variant=variant,
+                          rated=rated, clock=clock, days=days, color=color, final_color=final,
+                          initial_fen=None, opponent=target.play(), outgoing=True)
+            self.add_challenge(c)  # lila's event stream tells both sides of a new challenge
+            if self.on_outgoing_challenge is not None:
+                self.on_outgoing_challenge(c)
+            return c
+
+    def _check_create_limits(self, target: SparringBot) -> None:
+        """lila BotLimit.challengeLimitError on creation: we over our quota -> 429 (Limited), the other
+        bot over its own -> 400 with the same ratelimit key (OpponentLimit), both without Retry-After."""
+        now = time.monotonic()
+        if self.bot_games_per_day is not None and self.bot_games(now) >= self.bot_games_per_day:
+            self._check_bot_limit()
+        if now < target.quota_until:
+            msg = (f"{target.player.name} played 100 games against other bots today, please wait until "
+                   "tomorrow to challenge them.")
+            seconds = max(0, math.ceil(target.quota_until - now))
+            body = {"error": msg, "ratelimit": {"key": "bot.vsBot.day", "seconds": seconds}}
+            raise ApiError(400, msg, body)
+
+    def sparring_answer(self, cid: str) -> None:
+        """The sparring bot answers an open challenge of the bot by its policy (runner.py calls this
+        after its answer delay): accepted -> the game starts (gameStart), declined -> challengeDeclined
+        with the reason, both on the bot's event stream."""
+        from .opponents import NO_ANSWER, Offer
+
+        with self.cond:
+            c = self.challenges.get(cid)
+            target = self.sparring.get(c.dest.id) if c is not None else None
+            if c is None or target is None or c.status != "created":
+                return  # cancelled meanwhile
+            offer = Offer(c.clock, c.days, c.rated, c.variant, wire.speed_of(c.clock, c.days))
+            reason = target.policy.answer(offer, self.rng)
+            if reason == NO_ANSWER:
+                return
+            if reason is not None:
+                self.decline_challenge(cid, reason)
+                return
+            c.status = "accepted"
+            c.answered_at = time.monotonic()
+            white, black = (c.challenger, c.dest) if c.final_color == "white" else (c.dest, c.challenger)
+            g = self.create_game(gid=c.id, white=white, black=black, bot_color=c.bot_color, variant=c.variant,
+                                 rated=c.rated, clock=c.clock, days=c.days, initial_fen=None, moves=(),
+                                 opponent=c.opponent, options=c.options)
+            c.game_id = g.id
+            target.games += 1
+
+    def cancel_by_bot(self, cid: str) -> None:
+        """lila Challenge.apiCancel: our own open challenge -> canceled (challengeCanceled); one sent to
+        us -> declined generic; a game not yet started by both (the challenge was accepted) -> aborted;
+        anything else -> 404."""
+        with self.cond:
+            c = self.challenges.get(cid)
+            if c is not None and c.status == "created":
+                if not c.outgoing:
+                    self.decline_challenge(cid, "generic")
+                    return
+                c.status = "canceled"
+                c.answered_at = time.monotonic()
+                self._publish_event({"type": "challengeCanceled",
+                                     "challenge": wire.challenge_json(c, self.base_url())})
+                self.cond.notify_all()
+                return
+            g = self.games.get(cid)
+            if g is not None and g.status == "started" and g.plies_in_game < 2:
+                self._finish(g, "aborted", None, time.monotonic())
+                return
+            if g is not None and g.status == "started":
+                raise ApiError(400, "The game can no longer be aborted")
+            raise ApiError(404, "Not found")
 
     # --- games -----------------------------------------------------------------------------------
     def create_game(self, *, gid: str | None, white: Player, black: Player, bot_color: str, variant: str,
@@ -895,8 +1061,8 @@ class World:
             out: dict[str, Any] = {
                 "id": self.bot.id,
                 "username": self.bot.name,
-                "perfs": {k: {"games": 0, "rating": 1500, "rd": 500, "prog": 0, "prov": True}
-                          for k in ("bullet", "blitz", "rapid", "classical", "correspondence")},
+                "perfs": {k: {"games": 0, "rating": r, "rd": 500, "prog": 0, "prov": True}
+                          for k, r in self.bot_ratings.items()},
                 "createdAt": now_ms - 86_400_000,
                 "seenAt": now_ms,
                 "playTime": {"total": 0, "tv": 0},

@@ -4,6 +4,10 @@ A policy is asked for an `Action` whenever it is the opponent's turn (see runner
 `OpponentView` (a private copy of the position plus clock and draw state) and returns one action;
 non-move actions (chat, a draw offer, waiting, going away) are followed by another call while the
 turn lasts. Policies are per game: pass a fresh instance to every challenge or game.
+
+Sparring policies (`SparringPolicy`) are the other half of a sparring bot: how it answers the
+challenges the bot sends it (accept, decline with one of Lichess's reasons, or never answer). The
+game itself, once accepted, is played by an `Opponent` made for it.
 """
 
 from __future__ import annotations
@@ -224,8 +228,81 @@ class EngineOpponent(Opponent):
                     pass
 
 
+# --- sparring bots: answering the bot's own challenges --------------------------------------------
+@dataclass(frozen=True)
+class Offer:
+    """A challenge from the bot, as the sparring bot sees it."""
+    clock: tuple[int, int] | None   # (limit_s, increment_s); None for correspondence
+    days: int | None
+    rated: bool
+    variant: str
+    speed: str                      # Lichess's speed of the clock (bullet, blitz, ...)
+
+
+NO_ANSWER = "<no answer>"  # the challenge stays open until the bot cancels it (or it expires)
+
+# Lichess's speeds from the fastest, to say whether an offer is "too fast".
+_SPEED_ORDER = ("ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+
+
+class SparringPolicy:
+    """How a sparring bot answers a challenge: `answer` returns None to accept, a decline reason as a
+    bot would send it ("tooFast", "later", ...), or NO_ANSWER."""
+
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class AcceptAll(SparringPolicy):
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:
+        return None
+
+
+class DeclineRated(SparringPolicy):
+    """Plays casual games only: a rated challenge gets "casual" (please send a casual one)."""
+
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:
+        return "casual" if offer.rated else None
+
+
+class DeclineFast(SparringPolicy):
+    """Plays `slowest_refused`'s next speed and slower: faster offers get "tooFast"."""
+
+    def __init__(self, slowest_refused: str = "blitz"):
+        self.limit = _SPEED_ORDER.index(slowest_refused)
+
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:
+        return "tooFast" if _SPEED_ORDER.index(offer.speed) <= self.limit else None
+
+
+class LaterSometimes(SparringPolicy):
+    """Busy now and then: "later" with probability `p`, else accepts."""
+
+    def __init__(self, p: float = 0.5):
+        self.p = p
+
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:
+        return "later" if rng.random() < self.p else None
+
+
+class DeclineAll(SparringPolicy):
+    """Declines everything with one reason (e.g. "noBot", "generic")."""
+
+    def __init__(self, reason: str = "generic"):
+        self.reason = reason
+
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:
+        return self.reason
+
+
+class NeverAnswers(SparringPolicy):
+    def answer(self, offer: Offer, rng: random.Random) -> str | None:
+        return NO_ANSWER
+
+
 __all__ = [
-    "Abort", "AcceptDraw", "Action", "Back", "Chat", "DeclineDraw", "EngineOpponent", "Gone", "Idle",
-    "IdleOpponent", "Move", "OfferDraw", "Opponent", "OpponentView", "RandomOpponent", "Resign",
-    "ScriptedOpponent", "Wait", "parse_script_entry",
+    "NO_ANSWER", "Abort", "AcceptAll", "AcceptDraw", "Action", "Back", "Chat", "DeclineAll", "DeclineDraw",
+    "DeclineFast", "DeclineRated", "EngineOpponent", "Gone", "Idle", "IdleOpponent", "LaterSometimes", "Move",
+    "NeverAnswers", "Offer", "OfferDraw", "Opponent", "OpponentView", "RandomOpponent", "Resign",
+    "ScriptedOpponent", "SparringPolicy", "Wait", "parse_script_entry",
 ]

@@ -7,7 +7,7 @@ import threading
 import time
 
 from . import opponents as op
-from .model import ApiError, Game, World, other
+from .model import ApiError, Challenge, Game, World, other
 
 
 class Runner:
@@ -18,6 +18,7 @@ class Runner:
         self.threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         world.on_game_created = self.game_created
+        world.on_outgoing_challenge = self.outgoing_challenge
 
     def start(self) -> None:
         self._spawn(self._referee, "sandbox-referee")
@@ -31,6 +32,16 @@ class Runner:
 
     def game_created(self, g: Game) -> None:
         self._spawn(self._drive, f"sandbox-opponent-{g.id}", g)
+
+    def outgoing_challenge(self, c: Challenge) -> None:
+        """The bot challenged a sparring bot: it answers after its delay, in a thread of its own."""
+        target = self.world.sparring.get(c.dest.id)
+        delay = target.answer_delay_s if target is not None else 0.0
+        self._spawn(self._answer, f"sandbox-sparring-{c.id}", c.id, delay)
+
+    def _answer(self, cid: str, delay_s: float) -> None:
+        if not self.stopping.wait(delay_s):
+            self.world.sparring_answer(cid)
 
     def stop(self, timeout: float = 5.0) -> None:
         self.stopping.set()

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from . import faults
+from . import faults, wire
 from .model import CLOSE, CUT, ApiError, Subscriber, World
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,6 +60,9 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"/api/stream/event", "h_event_stream"),
         ("POST", r"/api/challenge/(?P<cid>[^/]+)/accept", "h_accept"),
         ("POST", r"/api/challenge/(?P<cid>[^/]+)/decline", "h_decline"),
+        ("POST", r"/api/challenge/(?P<cid>[^/]+)/cancel", "h_cancel"),
+        ("POST", r"/api/challenge/(?P<username>[^/]+)", "h_create_challenge"),
+        ("GET", r"/api/bot/online", "h_online_bots"),
         ("GET", r"/api/bot/game/stream/(?P<gid>[^/]+)", "h_game_stream"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/move/(?P<move>[^/]+)", "h_move"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/chat", "h_chat"),
@@ -288,14 +291,46 @@ class Handler(BaseHTTPRequestHandler):
             self.world.bot_account = True
         return {"ok": True}
 
+    def _not_ours_to_answer(self, cid: str) -> None:
+        """lila answers only challenges sent *to* us (isForMe / activeByIdFor): our own -> 404."""
+        with self.world.cond:
+            c = self.world.challenges.get(cid)
+            if c is not None and c.outgoing:
+                raise ApiError(404, "Not found")
+
     def h_accept(self, query: dict[str, str], body: Any, cid: str) -> Any:
+        self._not_ours_to_answer(cid)
         self.world.accept_challenge(cid)
         return {"ok": True}
 
     def h_decline(self, query: dict[str, str], body: Any, cid: str) -> Any:
+        self._not_ours_to_answer(cid)
         reason = (body.get("reason") if isinstance(body, dict) else None) or "generic"
         self.world.decline_challenge(cid, reason, body)
         return {"ok": True}
+
+    def h_cancel(self, query: dict[str, str], body: Any, cid: str) -> Any:
+        self.world.cancel_by_bot(cid)
+        return {"ok": True}
+
+    def h_create_challenge(self, query: dict[str, str], body: Any, username: str) -> Any:
+        """lila Challenge.apiCreate: the challenge JSON with direction "out" (JsonView.apiAndMobile)."""
+        c = self.world.create_outgoing(username, body if isinstance(body, dict) else {})
+        with self.world.cond:
+            return {**wire.challenge_json(c, self.world.base_url()), "direction": "out"}
+
+    def h_online_bots(self, query: dict[str, str], body: Any) -> None:
+        """lila PlayApi.botOnlineApi: ndjson of the online bots (a finite stream, so the stream faults
+        of faults.py apply to its lines)."""
+        try:
+            nb = int(query["nb"]) if "nb" in query else None
+        except ValueError:
+            nb = None
+        sub = Subscriber("online")
+        for user in self.world.online_bots(nb):
+            sub.send(user)
+        sub.close()
+        self._stream(sub)
 
     def h_move(self, query: dict[str, str], body: Any, gid: str, move: str) -> Any:
         self._require_bot()

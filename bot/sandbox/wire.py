@@ -143,6 +143,25 @@ def user_json(p: Player, online: bool = True) -> dict[str, Any]:
     return out
 
 
+RATED_SPEEDS = ("bullet", "blitz", "rapid", "classical", "correspondence")
+
+
+def online_bot_json(p: Player, ratings: dict[str, int], now_ms: int) -> dict[str, Any]:
+    """A line of /api/bot/online: lila's user JSON (`UserJsonView.full`: id, username, title, perfs with
+    games/rating/rd/prog, createdAt, seenAt, playTime, profile)."""
+    return {
+        "id": p.id,
+        "username": p.name,
+        "title": "BOT",
+        "perfs": {speed: {"games": 100, "rating": rating, "rd": 60, "prog": 0}
+                  for speed, rating in ratings.items()},
+        "createdAt": now_ms - 400 * 86_400_000,
+        "seenAt": now_ms - 1000,
+        "playTime": {"total": 3_600_000, "tv": 0},
+        "profile": {"bio": f"{p.name}: a sparring bot of the sandbox"},
+    }
+
+
 def player_json(p: Player) -> dict[str, Any]:
     """GameEventPlayer (gameFull.white / gameFull.black), as lila BotJsonView.playerJson builds it:
     `title` is null for untitled players, `provisional` is present only when true."""
