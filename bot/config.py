@@ -207,6 +207,17 @@ class BookConfig:
     min_weight: int = _opt(1, "never play a book move of a smaller weight", lo=0, hi=65535)
 
 
+RECORDS_PER = ("game", "opponent")
+
+
+@dataclass
+class RecordsConfig:
+    enabled: bool = _opt(True, "write every finished game as PGN, with our evals and clock")
+    directory: str = _opt("games", "where the PGN files go (created if missing)")
+    per: str = _opt("game", "game: one file per game (<date>_<id>.pgn); opponent: one file per opponent "
+                    "(<name>.pgn), games appended", choices=RECORDS_PER)
+
+
 # What Lichess takes as `clock.limit` when creating a challenge (OpenAPI challengeCreate): these and
 # any multiple of 60 up to 10800; `clock.increment` 0 to 60; `days` one of CORRESPONDENCE_DAYS.
 CLOCK_LIMITS = (0, 15, 30, 45, 90)
@@ -285,6 +296,7 @@ class Config:
     network: NetworkConfig = field(default_factory=NetworkConfig)
     book: BookConfig = field(default_factory=BookConfig)
     matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
+    records: RecordsConfig = field(default_factory=RecordsConfig)
     # Not keys: where the token came from ("env", "file" or "") and where the settings came from (a
     # path, an environment variable or ""), for the redacted dump.
     token_source: str = field(default="", metadata={"internal": True})
@@ -516,6 +528,9 @@ def _check_relations(cfg: Config) -> None:
     c.block_list = [u.lower() for u in c.block_list]
     c.allow_list = [u.lower() for u in c.allow_list]
     _check_matchmaking(cfg.matchmaking)
+    if not cfg.records.directory.strip():
+        raise ConfigError("records.directory: empty; name a directory such as games, or set "
+                          "records.enabled: false")
 
 
 def _check_matchmaking(m: MatchmakingConfig) -> None:

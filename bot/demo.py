@@ -103,8 +103,9 @@ def _demo_config(cfg: Config, url: str) -> Config:
     # A short think keeps the demo game to well under a minute.
     time_cfg = dataclasses.replace(cfg.time, max_think_ms=min(cfg.time.max_think_ms, 300),
                                    min_think_ms=min(cfg.time.min_think_ms, 300))
+    records = dataclasses.replace(cfg.records, enabled=False)  # a sandbox game, not one worth keeping
     return dataclasses.replace(cfg, token=DEMO_TOKEN, url=url, challenge=challenge, engine=engine,
-                               time=time_cfg)
+                               time=time_cfg, records=records)
 
 
 def _print_result(info: GameInfo, out: TextIO) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import chess
 
+from bot import records
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.outside import MoveSource
@@ -108,6 +109,9 @@ class Game:
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
         self.winner: str | None = None
+        self.record = records.GameRecord(game_id)  # filled by gameFull, our moves and the final state
+        self.record_path = None  # where the record went (None: off, not over, or the write failed)
+        self._recorded = False
         self._abort_timer: threading.Timer | None = None
         self._claim_timer: threading.Timer | None = None
         self._claim_lock = threading.Lock()
@@ -252,6 +256,7 @@ class Game:
         self.increment_ms = clock_ms(clock.get("increment")) or 0
         self.initial_ms = clock_ms(clock.get("initial"))
         self.correspondence = full.get("speed") == "correspondence" or not clock
+        self._note_players(full, white, black, variant)
         log.info("game %s: %s vs %s, %s %s, we play %s%s", self.id, white.get("name"), black.get("name"),
                  variant, full.get("speed"), chess.COLOR_NAMES[self.color],
                  f", from {self.initial_fen}" if self.initial_fen else "")
@@ -267,14 +272,34 @@ class Game:
             self._greeted = True  # a game resumed after a restart has been greeted already
         self._watch_first_move(state_moves)
 
+    def _note_players(self, full: dict[str, Any], white: dict[str, Any], black: dict[str, Any],
+                      variant: str) -> None:
+        """What the game's record needs from the gameFull (every field optional)."""
+        def name(p: dict[str, Any]) -> str:
+            if p.get("aiLevel") is not None:
+                return f"lichess AI level {p.get('aiLevel')}"
+            return str(p.get("name") or p.get("id") or "?")[:60]
+
+        def number(value: Any) -> int | None:
+            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) else None
+
+        r = self.record
+        r.white, r.black = name(white), name(black)
+        r.white_elo, r.black_elo = number(white.get("rating")), number(black.get("rating"))
+        r.rated, r.speed, r.variant = bool(full.get("rated")), str(full.get("speed") or "")[:20], variant[:40]
+        r.initial_fen, r.bot_color, r.created_ms = self.initial_fen, self.color, number(full.get("createdAt"))
+        r.initial_ms = None if self.correspondence else self.initial_ms
+        r.increment_ms = self.increment_ms
+
     def _on_state(self, state: dict[str, Any], received: float) -> None:
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
         if status not in LIVE:
             moves = state.get("moves")  # the final move is in this state only: count it
-            plies = len(moves.split()) if isinstance(moves, str) else None
-            self._game_over(status[:40], state.get("winner"), plies)
+            final = moves.split() if isinstance(moves, str) else None
+            self._game_over(status[:40], state.get("winner"), final)
             return
         if not self._playable or self.position is None:
             return  # no gameFull yet, or a game we cannot play
@@ -362,6 +387,7 @@ class Game:
                 return
             self._moved_at_ply = ply
             self._failed_posts = 0
+            self._note_move(ply, res, state, received, sent)
             self._log_move(res, ply, budget, received, sent, offer)
             if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
                 self.position.start_ponder()
@@ -378,6 +404,16 @@ class Game:
                                     min_think_ms=t.min_think_ms, max_think_ms=t.max_think_ms)
         clock = timeman.Clock(time_left_ms, self.increment_ms, base_ms=self.initial_ms)
         return timeman.allocate(clock, params, movetime_ms=t.fixed_movetime_ms, nodes=t.fixed_nodes)
+
+    def _note_move(self, ply: int, res: Any, state: dict[str, Any], received: float, sent: float) -> None:
+        """For the record: the move's score (when it has one), depth, source, and our clock after it
+        (the clock the state gave us, less the time to our POST, plus the increment)."""
+        mine = None if self.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
+                                                                    else "btime"))
+        after = None if mine is None else int(mine - (sent - received) * 1000 + self.increment_ms)
+        scored = getattr(res, "scored", res.depth > 0)
+        self.record.notes[ply] = records.MoveNote(int(res.score) if scored else None, int(res.depth),
+                                                  str(getattr(res, "source", "search")), after)
 
     def _log_move(self, res: Any, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
@@ -530,15 +566,16 @@ class Game:
             except LichessError as e:
                 log.warning("game %s: resign failed: %s", self.id, e)
 
-    def _game_over(self, status: str, winner: str | None, plies: int | None) -> None:
+    def _game_over(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:
         self.status, self.winner = status, winner
         self.finished.set()  # now, not after the goodbye: a shutdown meanwhile must not count it as running
         if winner is None:
             outcome = "no winner"
         else:
             outcome = "we won" if winner == chess.COLOR_NAMES[self.color] else "we lost"
-        if plies is None:
-            plies = self.position.ply if self.position else 0
+        if final_moves is None and self.position is not None:
+            final_moves = list(self.position.moves)
+        plies = len(final_moves or [])
         overheads = [latency - think for latency, think in self.move_stats]
         log.info("game %s: over: %s, %s (%d plies; overhead beyond the search: median %.1f, max %.1f ms)",
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
@@ -546,10 +583,24 @@ class Game:
         # once, and the goodbye below can take seconds of retries.
         self._cancel_timers()
         self._drop_engine()
+        self._write_record(status, winner, final_moves)
         if not self._said_goodbye and status not in ("aborted", "noStart"):
             self._said_goodbye = True
             self._say(self.cfg.game.goodbye)
         self._stream_stop.set()
+
+    def _write_record(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:
+        """The PGN of the game (bot.records): after the slot and the engine are free; a failed write
+        is one warning there. A game we never set up (no gameFull, a variant we cannot play) has
+        nothing worth keeping."""
+        if self._recorded or not self._playable:
+            return
+        self._recorded = True
+        r = self.record
+        r.status, r.winner = status, winner if winner in ("white", "black") else None
+        if final_moves is not None:
+            r.moves = list(final_moves)
+        self.record_path = records.write(self.cfg.records, r, self.cfg.url)
 
     def _cancel_timers(self) -> None:
         for timer in (self._abort_timer, self._claim_timer):
