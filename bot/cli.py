@@ -61,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.sandbox or not cfg.token:
             from bot.demo import run_demo
 
-            setup_logging(cfg.log_level if args.log_level else "WARNING")
+            _setup_logging(cfg, cfg.log_level if args.log_level else "WARNING")
             if not args.sandbox:
                 print("No token (LICHESS_BOT_TOKEN or token: in the config): playing one game in the local "
                       "sandbox instead.", flush=True)
             return run_demo(cfg)
-        setup_logging(cfg.log_level)
+        _setup_logging(cfg, cfg.log_level)
         return _play(cfg, mem)
     except ConfigError as e:  # settings that cannot fit in this machine's memory
         return _fail(str(e))
@@ -89,6 +89,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _load(path: str | None) -> Config:
     return load_settings(path)
+
+
+def _setup_logging(cfg: Config, level: str) -> None:
+    lg = cfg.logging
+    try:
+        setup_logging(level, path=lg.path, max_mb=lg.max_mb, backups=lg.backups)
+    except OSError as e:
+        raise ConfigError(f"logging.path: cannot open {lg.path!r} ({e.strerror})") from None
 
 
 def _fail(message: str) -> int:

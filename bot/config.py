@@ -207,6 +207,13 @@ class BookConfig:
     min_weight: int = _opt(1, "never play a book move of a smaller weight", lo=0, hi=65535)
 
 
+@dataclass
+class LoggingConfig:
+    path: str | None = _opt(None, "also write the log to this file, rotated by size (null = stdout only)")
+    max_mb: float = _opt(10.0, "rotate the file when it reaches this size, MiB", lo=0.001, hi=100_000.0)
+    backups: int = _opt(3, "rotated files kept (bot.log.1 ... bot.log.N)", lo=1, hi=100)
+
+
 RECORDS_PER = ("game", "opponent")
 
 
@@ -286,6 +293,7 @@ class Config:
     token: str = _opt("", f"bot token (the environment variable {TOKEN_ENV} wins)")
     url: str = _opt(DEFAULT_URL, "server base URL")
     log_level: str = _opt("INFO", "logging level", choices=LOG_LEVELS)
+    logging: LoggingConfig = field(default_factory=LoggingConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     challenge: ChallengeConfig = field(default_factory=ChallengeConfig)
     time: TimeConfig = field(default_factory=TimeConfig)
@@ -528,6 +536,10 @@ def _check_relations(cfg: Config) -> None:
     c.block_list = [u.lower() for u in c.block_list]
     c.allow_list = [u.lower() for u in c.allow_list]
     _check_matchmaking(cfg.matchmaking)
+    if cfg.logging.path is not None:
+        if not cfg.logging.path.strip():
+            raise ConfigError("logging.path: empty; name a file such as bot.log, or null for stdout only")
+        cfg.logging.path = os.path.expanduser(cfg.logging.path)
     if not cfg.records.directory.strip():
         raise ConfigError("records.directory: empty; name a directory such as games, or set "
                           "records.enabled: false")

@@ -216,3 +216,44 @@ def test_idle_opponent_game_is_left_alone_on_shutdown(tmp_path):
         assert code == 0
         assert sb.game(gid).status == "started"
         assert not sb.requests(r"/abort|/resign")
+
+
+def test_log_file_beside_stdout_rotates_and_never_holds_the_token(tmp_path):
+    out = tmp_path / "stdout.log"
+    max_mb = 0.002  # about 2 KiB: the first moves of a DEBUG game fill several files
+    with Sandbox(token=SECRET, keepalive_s=1.0) as sb:
+        cfg = write_config(tmp_path, None, url=sb.url, log_level="DEBUG",
+                           logging={"path": "logs-here.log", "max_mb": max_mb, "backups": 2})
+        env = bot_env() | {"LICHESS_BOT_TOKEN": SECRET}
+        with out.open("wb") as f:
+            proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdout=f,
+                                    stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
+        try:
+            cid = sb.send_challenge("alice", color="black", opponent=RandomOpponent(seed=3))
+            assert sb.wait_challenge_answered(cid, timeout=60) == "accepted"
+            assert sb.wait_moves(sb.challenge(cid).game_id, 10, timeout=30)
+            code, _ = stop(proc)
+        finally:
+            proc.kill() if proc.poll() is None else None
+    assert code == 0, out.read_text()
+    files = sorted(tmp_path.glob("logs-here.log*"))
+    assert [f.name for f in files] == ["logs-here.log", "logs-here.log.1", "logs-here.log.2"]
+    stdout = out.read_text()
+    for f in files:
+        text = f.read_text()
+        assert SECRET not in text
+        # Rotated before a line that would take it past the size (unless one line is longer alone).
+        assert len(text.encode()) <= max_mb * 2**20 or text.count("\n") == 1
+        for line in text.splitlines():
+            assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR)", line), line
+            assert line in stdout  # the same lines as stdout
+    assert SECRET not in stdout
+
+
+def test_a_log_file_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    with Sandbox(keepalive_s=1.0) as sb:
+        r = run_bot(write_config(tmp_path, sb, logging={"path": str(tmp_path / "a-file" / "bot.log")}))
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "logging.path: cannot open" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -129,6 +129,7 @@ CASES = [
          ("matchmaking.time_controls", "nothing to offer")),
     Case("matchmaking rating window upside down", "matchmaking:\n  min_rating: 2000\n  max_rating: 1500\n",
          ("matchmaking.min_rating (2000)", "matchmaking.max_rating (1500)")),
+    Case("log file size not a number", "logging:\n  max_mb: ten\n", ("logging.max_mb", "'ten'", "number")),
     Case("records per misspelt", "records:\n  per: opponents\n",
          ("records.per", "'opponents'", "did you mean 'opponent'?")),
     Case("records directory empty", "records:\n  directory: ''\n", ("records.directory", "empty")),
