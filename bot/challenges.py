@@ -1,8 +1,8 @@
 """Challenge policy: a Lichess challenge (the event's dict) -> accept, or decline with a reason.
 
-Pure: no I/O, no clock. The runner passes in how many games are in progress; everything else comes
-from the `challenge:` section of the config. Every decision names the rule that made it, so the
-log can say why.
+Pure: no I/O, no clock. The runner passes in how many games are in progress (in all, and per
+opponent); everything else comes from the `challenge:` section of the config. Every decision names
+the rule that made it, so the log can say why.
 
 The rules run from the most permanent to the most passing, so a challenge that could never be
 accepted gets the reason that tells the challenger what to change, not "later".
@@ -10,6 +10,7 @@ accepted gets the reason that tells the challenger what to change, not "later".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,13 +55,19 @@ def describe(ch: dict[str, Any]) -> str:
 
 
 def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
-           bot_games_blocked_s: float = 0.0) -> Decision:
+           bot_games_blocked_s: float = 0.0, games_by_user: Mapping[str, int] | None = None) -> Decision:
     """Decide one incoming challenge. `games_in_progress` counts accepted and running games;
-    `bot_games_blocked_s` is how long Lichess still refuses us games against bots (its daily quota)."""
-    for rule in (_users, _kind_of_player, _variant, _position, _speed, _clock, _mode):
+    `bot_games_blocked_s` is how long Lichess still refuses us games against bots (its daily quota);
+    `games_by_user` counts those games per opponent (lower-case user id)."""
+    for rule in (_users, _kind_of_player, _variant, _position, _speed, _clock, _bot_bullet, _mode, _rating):
         verdict = rule(ch, cfg)
         if verdict is not None:
             return verdict
+    uid = _user_id(ch)
+    playing = (games_by_user or {}).get(uid, 0)
+    if playing >= cfg.max_games_per_user:
+        return decline("later", "challenge.max_games_per_user",
+                       f"{playing} game(s) in progress against {uid}, limit {cfg.max_games_per_user}")
     if bot_games_blocked_s > 0 and _is_bot(ch):
         return decline("later", "lichess.bot_games_per_day", "Lichess's daily quota of games against "
                        f"bots is used up for {bot_games_blocked_s:.0f} s")
@@ -168,6 +175,32 @@ def _clock(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     for failed, reason, rule, detail in checks:
         if failed:
             return decline(reason, rule, detail)
+    return None
+
+
+def _bot_bullet(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    """Bot farms play 1+0 all day: from a bot, bullet only with an increment."""
+    tc = ch.get("timeControl") or {}
+    if (cfg.bot_bullet_needs_increment and _is_bot(ch) and ch.get("speed") == "bullet"
+            and tc.get("type") == "clock" and not int(tc.get("increment") or 0)):
+        return decline("timeControl", "challenge.bot_bullet_needs_increment",
+                       "bullet without increment from a bot")
+    return None
+
+
+def _rating(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+    """The challenger's rating as the challenge shows it: Lichess gives the rating in the challenge's
+    own perf (its speed, or its variant). A window with no rating to compare is a decline."""
+    if cfg.min_rating is None and cfg.max_rating is None:
+        return None
+    rating = (ch.get("challenger") or {}).get("rating")
+    if isinstance(rating, bool) or not isinstance(rating, (int, float)):
+        return decline("generic", "challenge.min_rating" if cfg.min_rating is not None else
+                       "challenge.max_rating", f"no rating in the challenge ({repr(rating)[:20]})")
+    if cfg.min_rating is not None and rating < cfg.min_rating:
+        return decline("generic", "challenge.min_rating", f"rating {rating:g} < {cfg.min_rating}")
+    if cfg.max_rating is not None and rating > cfg.max_rating:
+        return decline("generic", "challenge.max_rating", f"rating {rating:g} > {cfg.max_rating}")
     return None
 
 

@@ -111,6 +111,13 @@ class ChallengeConfig:
     accept_humans: bool = _opt(True, "accept challenges from human accounts")
     block_list: list[str] = _opt([], "users whose challenges are always declined")
     allow_list: list[str] = _opt([], "if not empty, only these users may challenge")
+    min_rating: int | None = _opt(None, "decline ('generic') challengers rated below this in the "
+                                  "challenge's speed; null = no limit", lo=0, hi=4000)
+    max_rating: int | None = _opt(None, "... or above this", lo=0, hi=4000)
+    bot_bullet_needs_increment: bool = _opt(True, "decline ('timeControl') bullet without increment from "
+                                            "bots (bot farms play 1+0 all day)")
+    max_games_per_user: int = _opt(1, "games at once against the same user; more are declined 'later'",
+                                   lo=1, hi=64)
     concurrency: int = _opt(1, "maximum simultaneous games", lo=1, hi=64)
     queue_size: int = _opt(3, "acceptable challenges that wait for a free game slot (beyond it: 'later')",
                            lo=0, hi=100)
@@ -512,6 +519,9 @@ def _check_relations(cfg: Config) -> None:
         if getattr(c, lo_key) > getattr(c, hi_key):
             raise ConfigError(f"challenge.{lo_key} ({getattr(c, lo_key)}) is above "
                               f"challenge.{hi_key} ({getattr(c, hi_key)})")
+    if c.min_rating is not None and c.max_rating is not None and c.min_rating > c.max_rating:
+        raise ConfigError(f"challenge.min_rating ({c.min_rating}) is above challenge.max_rating "
+                          f"({c.max_rating})")
     if t.min_think_ms > t.max_think_ms:
         raise ConfigError(f"time.min_think_ms ({t.min_think_ms}) is above "
                           f"time.max_think_ms ({t.max_think_ms})")

@@ -124,6 +124,11 @@ class Slots:
         if self._on_release is not None:
             self._on_release()
 
+    def holds(self, key: str) -> bool:
+        """True when an accepted challenge or a game of this id holds a slot."""
+        with self._lock:
+            return key in self._held
+
     def running(self, gid: str) -> bool:
         """True when a game of this id holds a slot."""
         with self._lock:
@@ -190,6 +195,8 @@ class Runner:
         self._cancelled: set[str] = set()
         self._seen: set[str] = set()  # challenge ids queued or answered
         self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
+        # Accepted challenges -> the challenger's id, while the slot is held (the desk thread's own).
+        self._accepted_from: dict[str, str] = {}
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
         self.account: dict[str, Any] = {}
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
@@ -501,7 +508,9 @@ class Runner:
         try:
             summary = describe(ch)
             blocked_s = self.bot_quota.remaining()
-            decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s))
+            by_user = self._games_by_user()
+            decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s,
+                                                                 by_user))
         except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
             # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
             # is declined, so the challenger still gets an answer.
@@ -512,6 +521,9 @@ class Runner:
             return True
         log.info("challenge %s: %s", summary, decision)
         self.answers[cid] = decision
+        if decision.accept:
+            challenger = ch.get("challenger") or {}
+            self._accepted_from[cid] = str(challenger.get("id") or challenger.get("name") or "").lower()
         try:
             if decision.accept:
                 self.li.accept(cid)
@@ -537,6 +549,25 @@ class Runner:
             log.warning("challenge %s: answer failed (%s)", cid, e)
             self._undo(cid, decision)
         return True
+
+    def _games_by_user(self) -> collections.Counter[str]:
+        """The opponents of the games in progress (running, or accepted and not started yet), by lower-
+        case user id: challenge.max_games_per_user counts them."""
+        with self._games_lock:
+            # A finished game's thread may still be saying goodbye: it is not in progress any more.
+            running = {gid: g.opponent.lower() for gid, g in self.games.items()
+                       if g.alive and not g.finished.is_set()}
+        users: collections.Counter[str] = collections.Counter()
+        for gid, name in running.items():
+            users[self._accepted_from.get(gid, name)] += 1
+        for cid, uid in list(self._accepted_from.items()):
+            if cid in running:
+                continue
+            if self.slots.holds(cid) and not (cid in self.games and self.games[cid].finished.is_set()):
+                users[uid] += 1
+            else:  # the game is over, or the acceptance was undone or expired
+                del self._accepted_from[cid]
+        return users
 
     def _send_decline(self, cid: str, decision: Decision) -> None:
         try:

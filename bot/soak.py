@@ -326,7 +326,8 @@ def write_config(path: Path, sb: Sandbox, opts: SoakOptions) -> Path:
         "token": sb.token,
         "log_level": "INFO",
         "engine": {"hash_total_mb": opts.hash_total_mb},
-        "challenge": {"concurrency": opts.concurrency},
+        # Seven stand-in challengers take turns: a long game must not make a later one's turn "later".
+        "challenge": {"concurrency": opts.concurrency, "max_games_per_user": opts.concurrency},
         "network": {"read_timeout_s": opts.read_timeout_s, "connect_timeout_s": 2.0, "backoff_base_s": 0.1,
                     "backoff_max_s": 2.0, "rate_limit_pause_s": opts.rate_limit_pause_s, "retries": 3,
                     # The chaos cuts the event stream far more often than any network does, and the

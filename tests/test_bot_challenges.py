@@ -11,13 +11,14 @@ from bot.config import SPEEDS, config_from_dict
 
 
 def challenge(user="alice", title=None, variant="standard", speed="blitz", limit=300, inc=0,
-              rated=False, tc_type="clock", days=None):
+              rated=False, tc_type="clock", days=None, rating=1500):
     tc = {"type": tc_type}
     if tc_type == "clock":
         tc.update(limit=limit, increment=inc, show=f"{limit // 60}+{inc}")
     elif tc_type == "correspondence":
         tc.update(daysPerTurn=days)
-    return {"id": "abcd1234", "challenger": {"id": user.lower(), "name": user, "title": title},
+    return {"id": "abcd1234",
+            "challenger": {"id": user.lower(), "name": user, "title": title, "rating": rating},
             "variant": {"key": variant, "name": variant}, "speed": speed, "timeControl": tc,
             "rated": rated, "color": "random"}
 
@@ -53,6 +54,13 @@ def policy(**kw):
     (challenge(title="GM"), {"accept_humans": False}, "onlyBot", "challenge.accept_humans"),
     (challenge(user="Mallory"), {"block_list": ["mallory"]}, "generic", "challenge.block_list"),
     (challenge(user="Eve"), {"allow_list": ["alice"]}, "generic", "challenge.allow_list"),
+    (challenge(rating=1399), {"min_rating": 1400}, "generic", "challenge.min_rating"),
+    (challenge(rating=2201), {"max_rating": 2200}, "generic", "challenge.max_rating"),
+    (challenge(rating=None), {"max_rating": 2200}, "generic", "challenge.max_rating"),
+    (challenge(title="BOT", speed="bullet", limit=60, inc=0), {}, "timeControl",
+     "challenge.bot_bullet_needs_increment"),
+    (challenge(title="BOT", speed="bullet", limit=120, inc=0), {}, "timeControl",
+     "challenge.bot_bullet_needs_increment"),
 ])
 def test_each_rule_declines_with_its_reason(ch, cfg, reason, rule):
     d = decide(ch, policy(**cfg), games_in_progress=0)
@@ -66,6 +74,12 @@ def test_each_rule_declines_with_its_reason(ch, cfg, reason, rule):
     (challenge(variant="fromPosition"), {}),
     (challenge(speed="bullet", limit=60), {}),
     (challenge(title="BOT", rated=True), {}),
+    (challenge(title="BOT", speed="bullet", limit=60, inc=1), {}),  # bullet with increment
+    (challenge(title="BOT", speed="blitz", limit=180, inc=0), {}),  # blitz without: fine
+    (challenge(speed="bullet", limit=60, inc=0), {}),  # a human's 1+0: fine
+    (challenge(title="BOT", speed="bullet", limit=60), {"bot_bullet_needs_increment": False}),
+    (challenge(rating=1400), {"min_rating": 1400, "max_rating": 1400}),  # the bounds are inclusive
+    (challenge(rating=None), {}),  # no window: the rating does not matter
     (challenge(user="Alice"), {"allow_list": ["ALICE"]}),
     (challenge(speed="correspondence", tc_type="correspondence", days=3), {"speeds": ["correspondence"]}),
     (challenge(speed="correspondence", tc_type="unlimited"),
@@ -81,6 +95,28 @@ def test_concurrency_declines_later_only_when_full():
     assert decide(challenge(), cfg, 1).accept
     d = decide(challenge(), cfg, 2)
     assert (d.accept, d.reason, d.rule) == (False, "later", "challenge.concurrency")
+
+
+def test_games_per_user_declines_later_only_at_the_limit():
+    cfg = policy(concurrency=4)
+    assert decide(challenge(user="Alice"), cfg, 1, games_by_user={"bob": 1}).accept
+    d = decide(challenge(user="Alice"), cfg, 1, games_by_user={"alice": 1})
+    assert (d.accept, d.reason, d.rule) == (False, "later", "challenge.max_games_per_user")
+    cfg2 = policy(concurrency=4, max_games_per_user=2)
+    assert decide(challenge(user="Alice"), cfg2, 1, games_by_user={"alice": 1}).accept
+    assert decide(challenge(user="Alice"), cfg2, 2, games_by_user={"alice": 2}).reason == "later"
+
+
+def test_a_permanent_rule_beats_the_per_user_limit():
+    d = decide(challenge(rating=900), policy(min_rating=1000), 1, games_by_user={"alice": 1})
+    assert (d.reason, d.rule) == ("generic", "challenge.min_rating")
+
+
+def test_rating_window_upside_down_is_one_config_line():
+    from bot.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"challenge.min_rating \(2000\) is above challenge.max_rating"):
+        policy(min_rating=2000, max_rating=1500)
 
 
 def test_permanent_reason_beats_later():
@@ -107,3 +143,4 @@ def test_every_challenge_gets_a_valid_answer(speed, limit, inc, rated, bot, busy
     assert d.accept or d.reason in reasons
     if d.accept:
         assert busy < 2 and variant in ("standard", "fromPosition") and speed != "ultraBullet"
+        assert not (bot and speed == "bullet" and inc == 0)

@@ -466,6 +466,33 @@ def test_concurrency_exact_under_a_burst_with_a_game_already_running(sandbox, bo
     assert bot.runner.slots.count() == 2
 
 
+def test_finer_challenge_rules_end_to_end(sandbox, bot_for):
+    # One game against alice at a time; bots' bullet only with increment; a rating window.
+    bot = bot_for(challenge={"concurrency": 3, "min_rating": 1200, "max_rating": 2000},
+                  game={"abort_after_s": 0})
+    first = sandbox.send_challenge("alice", color="black", clock=(180, 2),
+                                   opponent=ScriptedOpponent(["wait:3", "resign"]))
+    assert sandbox.wait_challenge_answered(first) == "accepted"
+    again = sandbox.send_challenge("Alice", opponent=IdleOpponent(), clock=(180, 2))
+    farm = sandbox.send_challenge("farmbot", challenger_is_bot=True, clock=(60, 0), opponent=IdleOpponent())
+    weak = sandbox.send_challenge("newbie", challenger_rating=1100, clock=(180, 2), opponent=IdleOpponent())
+    strong = sandbox.send_challenge("master", challenger_rating=2400, clock=(180, 2), opponent=IdleOpponent())
+    ok = sandbox.send_challenge("robo", challenger_is_bot=True, clock=(60, 1), opponent=IdleOpponent())
+    got = {cid: (sandbox.wait_challenge_answered(cid), sandbox.challenge(cid).decline_key)
+           for cid in (again, farm, weak, strong, ok)}
+    assert got == {again: ("declined", "later"), farm: ("declined", "timecontrol"),
+                   weak: ("declined", "generic"), strong: ("declined", "generic"), ok: ("accepted", None)}
+    rules = {cid: bot.runner.answers[cid].rule for cid in (again, farm, weak, strong)}
+    assert rules == {again: "challenge.max_games_per_user", farm: "challenge.bot_bullet_needs_increment",
+                     weak: "challenge.min_rating", strong: "challenge.max_rating"}
+    # Alice's game ends: her next challenge is accepted.
+    gid = sandbox.challenge(first).game_id
+    assert sandbox.wait_game_over(gid, timeout=30) in ("resign", "aborted")
+    assert sandbox.wait_until(lambda: bot.runner.game(gid).finished.is_set(), timeout=10)  # the bot knows
+    last = sandbox.send_challenge("alice", opponent=IdleOpponent(), clock=(180, 2))
+    assert sandbox.wait_challenge_answered(last) == "accepted", bot.runner.answers.get(last)
+
+
 def test_cancelled_challenge_is_not_answered_twice_and_own_challenges_ignored(sandbox, bot_for):
     bot = bot_for()
     cid = sandbox.send_challenge("ivan", variant="atomic")

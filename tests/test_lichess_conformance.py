@@ -42,10 +42,10 @@ def test_bot_games_quota_declines_bots_and_still_accepts_humans(sandbox, bot_for
     # pause its challenge answers: that bot gets "later", later bots too, humans are still accepted.
     bot = bot_for()
     sandbox.respond_with(r"/api/challenge/\w+/accept$", 429, body=QUOTA_BODY, times=1)
-    first = sandbox.send_challenge("robo", challenger_is_bot=True, opponent=IdleOpponent())
+    first = sandbox.send_challenge("robo", challenger_is_bot=True, clock=(60, 1), opponent=IdleOpponent())
     assert sandbox.wait_challenge_answered(first, timeout=10) == "declined"
     assert sandbox.challenge(first).decline_reason == "later"
-    second = sandbox.send_challenge("tinybot", challenger_is_bot=True, opponent=IdleOpponent())
+    second = sandbox.send_challenge("tinybot", challenger_is_bot=True, clock=(60, 1), opponent=IdleOpponent())
     human = sandbox.send_challenge("alice", opponent=RandomOpponent(seed=1))
     assert sandbox.wait_challenge_answered(second, timeout=10) == "declined"
     assert sandbox.challenge(second).decline_reason == "later"
@@ -62,9 +62,10 @@ def test_the_other_bots_quota_declines_only_that_challenge(sandbox, bot_for):
     body = {"error": "robo played 100 games against other bots today, please wait until tomorrow to "
                      "challenge them.", "ratelimit": {"key": "bot.vsBot.day", "seconds": 7200}}
     sandbox.respond_with(r"/api/challenge/\w+/accept$", 400, body=body, times=1)
-    first = sandbox.send_challenge("robo", challenger_is_bot=True, opponent=IdleOpponent())
+    first = sandbox.send_challenge("robo", challenger_is_bot=True, clock=(60, 1), opponent=IdleOpponent())
     assert sandbox.wait_challenge_answered(first, timeout=10) == "declined"
-    second = sandbox.send_challenge("tinybot", challenger_is_bot=True, opponent=RandomOpponent(seed=2))
+    second = sandbox.send_challenge("tinybot", challenger_is_bot=True, clock=(60, 1),
+                                    opponent=RandomOpponent(seed=2))
     assert sandbox.wait_challenge_answered(second, timeout=10) == "accepted"
 
 
