@@ -137,7 +137,7 @@ def _busy_game(sandbox) -> str:
 def test_challenges_wait_in_the_queue_for_a_free_slot(sandbox, bot_for):
     bot = bot_for(challenge={"concurrency": 1, "queue_size": 2})
     busy = _busy_game(sandbox)
-    first = sandbox.send_challenge("alice", opponent=RandomOpponent(seed=1))
+    first = sandbox.send_challenge("dora", opponent=RandomOpponent(seed=1))
     withdrawn = sandbox.send_challenge("bob", opponent=RandomOpponent(seed=2))
     assert sandbox.wait_until(lambda: len(bot.runner.queue) == 2, timeout=10)
     full = sandbox.send_challenge("carol", opponent=RandomOpponent(seed=3))
@@ -155,7 +155,7 @@ def test_challenges_wait_in_the_queue_for_a_free_slot(sandbox, bot_for):
 def test_a_challenge_queued_too_long_is_declined_later(sandbox, bot_for):
     bot_for(challenge={"concurrency": 1, "queue_max_wait_s": 1})
     _busy_game(sandbox)
-    cid = sandbox.send_challenge("alice", opponent=RandomOpponent(seed=1))
+    cid = sandbox.send_challenge("dora", opponent=RandomOpponent(seed=1))
     time.sleep(0.5)
     assert sandbox.challenge(cid).status == "created"
     assert sandbox.wait_challenge_answered(cid, timeout=5) == "declined"
