@@ -65,7 +65,8 @@ G_ARMED = 14     # 1 while the root runs iteration 4 or later (iterations 1-3 al
 G_NITER = 15     # completed root iterations recorded below
 G_TRACE = 16     # 5 int64 per completed root iteration: d, N, score, X, Y
 MAX_TRACE = 100
-G_SIZE = G_TRACE + 5 * MAX_TRACE
+G_TS = G_TRACE + 5 * MAX_TRACE   # 2 int64: the struct timespec now_ns(g) reads the clock into
+G_SIZE = G_TS + 2
 CHECK_EVERY = 127  # nodes between clock reads (mask): ~0.1 ms at 1.3 M nodes/s
 
 HASH_DTYPE = np.dtype([("K", np.int32), ("V", np.int32), ("X", np.int8), ("Y", np.int8), ("D", np.int8)],
@@ -74,12 +75,12 @@ HASH_DTYPE = np.dtype([("K", np.int32), ("V", np.int32), ("X", np.int8), ("Y", n
 _clock_gettime = types.ExternalFunction("clock_gettime", types.intc(types.intc, types.voidptr))
 
 
-@njit(cache=True, nogil=True)
-def now_ns() -> int:
-    """CLOCK_MONOTONIC in ns (the same clock as Python's time.monotonic_ns on Linux)."""
-    ts = np.empty(2, dtype=np.int64)
-    _clock_gettime(1, ts.ctypes.data)
-    return ts[0] * 1_000_000_000 + ts[1]
+@njit(cache=True, nogil=True, _nrt=False)
+def now_ns(g) -> int:
+    """CLOCK_MONOTONIC in ns (the same clock as Python's time.monotonic_ns on Linux), read into g[G_TS:]
+    (no array is allocated: D() is compiled without numba's reference counting, see there)."""
+    _clock_gettime(1, g.ctypes.data + 8 * G_TS)
+    return g[G_TS] * 1_000_000_000 + g[G_TS + 1]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -94,12 +95,19 @@ def w32(v):
     return ((v + 2147483648) & 4294967295) - 2147483648
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ix(i):
+    """An index that is never negative, as unsigned: numba then skips the wrap-around (i < 0 -> i + len)
+    that it adds to every signed index (a compare and an add on each board, key and hash access)."""
+    return np.uint64(i)
+
+
 _HASH_T = __import__("numba").from_dtype(HASH_DTYPE)
 SIGNATURE = types.int64(types.int64, types.int64, types.int64, types.int64, types.int64, types.int64,
                         types.int8[::1], _HASH_T[::1], types.int32[::1], types.int64[::1])
 
 
-@njit(SIGNATURE, cache=True, nogil=True)
+@njit(SIGNATURE, cache=True, nogil=True, _nrt=False)
 def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the original)
     """Search the side to move (``k`` flipped on entry) to depth ``n`` in the window (q, l).
 
@@ -118,11 +126,11 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
     q -= 1                                         # adj. window: delay bonus
     k = g[G_K] ^ 24                                # change sides
     g[G_K] = k
-    d = np.int64(A[a].D)                           # resume at stored depth
-    m = np.int64(A[a].V)
-    X = np.int64(A[a].X)
-    Y = np.int64(A[a].Y)
-    if (np.int64(A[a].K) - gz != 0) or z or not (  # miss: other pos. or empty
+    d = np.int64(A[ix(a)].D)                           # resume at stored depth
+    m = np.int64(A[ix(a)].V)
+    X = np.int64(A[ix(a)].X)
+    Y = np.int64(A[ix(a)].Y)
+    if (np.int64(A[ix(a)].K) - gz != 0) or z or not (  # miss: other pos. or empty
             ((m <= q) or (X & 8) != 0) and ((m >= l) or (X & S) != 0)):  # or window incompatible
         d = 0                                      # start iter. from scratch
         Y = 0
@@ -145,7 +153,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
         if not (dd < n or d < 3):
             if z and g[G_MK] == I:                 # root: deepen up to time
                 if (timesup or g[G_N] >= g[G_BUDGET] or d >= 98 or d > g[G_MAXD] or g[G_STOP] != 0
-                        or (g[G_DEADLINE] != 0 and now_ns() >= g[G_DEADLINE])):
+                        or (g[G_DEADLINE] != 0 and now_ns(g) >= g[G_DEADLINE])):
                     g[G_MK] = X                    # time's up: go do best
                     g[G_L] = sc(Y & ~M)
                     d = 3
@@ -169,22 +177,22 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             m = -P
         g[G_N] += 1                                # node count (for timing)
         if g[G_ARMED] != 0 and (g[G_STOP] != 0 or ((g[G_N] & CHECK_EVERY) == 0 and g[G_DEADLINE] != 0
-                                                     and now_ns() >= g[G_DEADLINE])):
+                                                     and now_ns(g) >= g[G_DEADLINE])):
             g[G_ABORT] = 1                         # PORT: wall-clock limit or stop()
         if g[G_ABORT] != 0:
             halt = 2
         while halt == 0:                           # do { scan board looking for own piece
-            u = np.int64(b[x])
+            u = np.int64(b[ix(x)])
             if u & k:
                 r = u & 7                          # p = piece type (set r>0)
                 p = r
-                j = o[p + 16]                      # first step vector f.piece
+                j = o[ix(p + 16)]                      # first step vector f.piece
                 while True:                        # W(r=p>2&r<0?-r:-o[++j]) loop over directions o[]
                     if p > 2 and r < 0:
                         r = -r
                     else:
                         j += 1
-                        r = -o[j]
+                        r = -o[ix(j)]
                     if r == 0:
                         break
                     again = True
@@ -201,11 +209,11 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                             H = y
                             if y & M:              # board edge hit
                                 break
-                            if ((E - S) & np.int64(b[E])) != 0 and y - E < 2 and E - y < 2:
+                            if ((E - S) & np.int64(b[ix(E)])) != 0 and y - E < 2 and E - y < 2:
                                 m = I              # bad castling
                             if p < 3 and y == E:   # shift capt.sqr. H if e.p.
                                 H ^= 16
-                            t = np.int64(b[H])
+                            t = np.int64(b[ix(H)])
                             if (t & k) | (int(p < 3) & (int(((y - x) & 7) == 0) - int(t == 0))):
                                 break              # capt. own, bad pawn mode
                             i = 37 * w[t & 7]      # value of capt. piece t
@@ -217,30 +225,30 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
 
                             v = e if d - 1 != 0 else i - p   # MVV/LVA scoring
                             if d - int(t == 0) > 1:   # remaining depth
-                                v = np.int64(b[x + 8]) - np.int64(b[y + 8]) if p < 6 else 0  # center positional pts.
-                                b[G] = 0           # do move, set non-virgin
-                                b[H] = 0
-                                b[x] = 0
-                                b[y] = u | 32
+                                v = np.int64(b[ix(x + 8)]) - np.int64(b[ix(y + 8)]) if p < 6 else 0  # center positional pts.
+                                b[ix(G)] = 0           # do move, set non-virgin
+                                b[ix(H)] = 0
+                                b[ix(x)] = 0
+                                b[ix(y)] = u | 32
                                 if not (G & M):    # castling: put R & score
-                                    b[F] = k + 6
+                                    b[ix(F)] = k + 6
                                     v += 50
                                 if not ((p - 4) | int(g[G_R] > 29)):
                                     v -= 20        # penalize mid-game K move
                                 if p < 3:          # pawns:
-                                    v -= 9 * (int((x - 2) & M != 0 or b[x - 2] != u)       # structure, undefended
-                                              + int((x + 2) & M != 0 or b[x + 2] != u) - 1  # squares plus bias
-                                              + int(b[x ^ 16] == k + 36)                    # kling to non-virgin K
+                                    v -= 9 * (int((x - 2) & M != 0 or b[ix(x - 2)] != u)       # structure, undefended
+                                              + int((x + 2) & M != 0 or b[ix(x + 2)] != u) - 1  # squares plus bias
+                                              + int(b[ix(x ^ 16)] == k + 36)                    # kling to non-virgin K
                                               ) - (g[G_R] >> 2)                             # pawn-push bonus in ending
                                     if (y + r + 1) & S:   # promote p to Q, add score
-                                        b[y] |= 7
+                                        b[ix(y)] |= 7
                                         i += C
-                                by = np.int64(b[y])       # update hash key(s): J+=J(0); Z+=J(8)+G-S
-                                g[G_J] = w32(f + T[y + (by & 8) + S * (by & 7)] - T[x + (u & 8) + S * (u & 7)]
-                                             - T[H + (t & 8) + S * (t & 7)])
-                                g[G_Z] = w32(gz + T[y + 8 + (by & 8) + S * (by & 7)]
-                                             - T[x + 8 + (u & 8) + S * (u & 7)]
-                                             - T[H + 8 + (t & 8) + S * (t & 7)] + G - S)
+                                by = np.int64(b[ix(y)])       # update hash key(s): J+=J(0); Z+=J(8)+G-S
+                                g[G_J] = w32(f + T[ix(y + (by & 8) + S * (by & 7))] - T[ix(x + (u & 8) + S * (u & 7))]
+                                             - T[ix(H + (t & 8) + S * (t & 7))])
+                                g[G_Z] = w32(gz + T[ix(y + 8 + (by & 8) + S * (by & 7))]
+                                             - T[ix(x + 8 + (u & 8) + S * (u & 7))]
+                                             - T[ix(H + 8 + (t & 8) + S * (t & 7))] + G - S)
                                 v += e + i         # new eval and alpha
                                 V = m if m > q else q
                                 if d > 3 or v > V:  # recursive eval. of reply, or fail low if futile
@@ -248,17 +256,17 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                                 if g[G_MK] != I and v != -I and z and x == g[G_MK] and y == g[G_L]:
                                     g[G_Q] = -e - i      # move pending: if legal, in root & found, exit D
                                     g[G_O] = F
-                                    A[a].D = 99          # lock in hash, set to draw
-                                    A[a].V = 0
+                                    A[ix(a)].D = 99          # lock in hash, set to draw
+                                    A[ix(a)].V = 0
                                     g[G_R] += i >> 7     # captured non-P material
                                     return I
                                 g[G_J] = f         # restore hash key(s)
                                 g[G_Z] = gz
-                                b[G] = k + 6       # undo move, G can be dummy
-                                b[F] = 0
-                                b[y] = 0
-                                b[x] = u
-                                b[H] = t
+                                b[ix(G)] = k + 6       # undo move, G can be dummy
+                                b[ix(F)] = 0
+                                b[ix(y)] = 0
+                                b[ix(x)] = u
+                                b[ix(H)] = t
                                 if g[G_ABORT] != 0:   # PORT: unwind, the subtree's score is void
                                     halt = 2
                                     break
@@ -275,7 +283,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                                     no_castle = 1
                                 else:              # no virgin R in corner G, no 2 empty sq. next to R
                                     G = (x + 3) ^ ((r >> 1) & 7)
-                                    no_castle = 1 if (np.int64(b[G]) - k - 6 != 0 or (b[G ^ 1] | b[G ^ 2]) != 0) else 0
+                                    no_castle = 1 if (np.int64(b[ix(G)]) - k - 6 != 0 or (b[ix(G ^ 1)] | b[ix(G ^ 2)]) != 0) else 0
                             else:
                                 no_castle = 0
                             if (x + r - y) | (u & 32) | no_castle:
@@ -313,12 +321,12 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             # apply it. Searches of the engine's own moves (K == I) are unchanged.
         if not ((m + I) | int(P == I)):            # best loses K: (stale)mate
             m = 0
-        if A[a].D < 99:                            # protect game history
-            A[a].K = gz                            # always store in hash tab
-            A[a].V = m
-            A[a].D = d
-            A[a].X = X | 8 * int(m > q) | S * int(m < l)  # move, type (bound/exact)
-            A[a].Y = Y
+        if A[ix(a)].D < 99:                            # protect game history
+            A[ix(a)].K = gz                            # always store in hash tab
+            A[ix(a)].V = m
+            A[ix(a)].D = d
+            A[ix(a)].X = X | 8 * int(m > q) | S * int(m < l)  # move, type (bound/exact)
+            A[ix(a)].Y = Y
         if z and g[G_MK] == I:                     # PORT: record the completed root iteration (Kibitz)
             saveX = X
             saveY = Y
