@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import sys
 
-USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | cbench [options] | book build|stats [options] "
-         "| ponder-stats [options] | compile]   (default: uci)")
+USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | cbench [options] "
+         "| book build|stats [options] | ponder-stats [options] | compile]   (default: uci)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -82,7 +81,7 @@ int main(int argc, char **argv)
 
 
 def c_source(listing_path: str) -> str:
-    """The listing's C text (from its banner to just before main()), with the fix, the budget and the driver."""
+    """The listing's C text (banner to just before main()) with the fix, the budget and the driver."""
     text = Path(listing_path).read_text()
     start = text.index("/*****")
     end = text.index("\nmain()", start)

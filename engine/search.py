@@ -65,8 +65,7 @@ G_ARMED = 14     # 1 while the root runs iteration 4 or later (iterations 1-3 al
 G_NITER = 15     # completed root iterations recorded below
 G_TRACE = 16     # 5 int64 per completed root iteration: d, N, score, X, Y
 MAX_TRACE = 100
-G_TS = G_TRACE + 5 * MAX_TRACE   # 2 int64: the struct timespec now_ns(g) reads the clock into
-G_SIZE = G_TS + 2
+G_SIZE = G_TRACE + 5 * MAX_TRACE
 CHECK_EVERY = 127  # nodes between clock reads (mask): ~0.1 ms at 1.3 M nodes/s
 
 HASH_DTYPE = np.dtype([("K", np.int32), ("V", np.int32), ("X", np.int8), ("Y", np.int8), ("D", np.int8)],
@@ -75,12 +74,12 @@ HASH_DTYPE = np.dtype([("K", np.int32), ("V", np.int32), ("X", np.int8), ("Y", n
 _clock_gettime = types.ExternalFunction("clock_gettime", types.intc(types.intc, types.voidptr))
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def now_ns(g) -> int:
-    """CLOCK_MONOTONIC in ns (the same clock as Python's time.monotonic_ns on Linux), read into g[G_TS:]
-    (no array is allocated: D() is compiled without numba's reference counting, see there)."""
-    _clock_gettime(1, g.ctypes.data + 8 * G_TS)
-    return g[G_TS] * 1_000_000_000 + g[G_TS + 1]
+@njit(cache=True, nogil=True)
+def now_ns() -> int:
+    """CLOCK_MONOTONIC in ns (the same clock as Python's time.monotonic_ns on Linux)."""
+    ts = np.empty(2, dtype=np.int64)
+    _clock_gettime(1, ts.ctypes.data)
+    return ts[0] * 1_000_000_000 + ts[1]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -107,7 +106,7 @@ SIGNATURE = types.int64(types.int64, types.int64, types.int64, types.int64, type
                         types.int8[::1], _HASH_T[::1], types.int32[::1], types.int64[::1])
 
 
-@njit(SIGNATURE, cache=True, nogil=True, _nrt=False)
+@njit(SIGNATURE, cache=True, nogil=True)
 def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the original)
     """Search the side to move (``k`` flipped on entry) to depth ``n`` in the window (q, l).
 
@@ -126,7 +125,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
     q -= 1                                         # adj. window: delay bonus
     k = g[G_K] ^ 24                                # change sides
     g[G_K] = k
-    d = np.int64(A[ix(a)].D)                           # resume at stored depth
+    d = np.int64(A[ix(a)].D)                       # resume at stored depth
     m = np.int64(A[ix(a)].V)
     X = np.int64(A[ix(a)].X)
     Y = np.int64(A[ix(a)].Y)
@@ -153,7 +152,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
         if not (dd < n or d < 3):
             if z and g[G_MK] == I:                 # root: deepen up to time
                 if (timesup or g[G_N] >= g[G_BUDGET] or d >= 98 or d > g[G_MAXD] or g[G_STOP] != 0
-                        or (g[G_DEADLINE] != 0 and now_ns(g) >= g[G_DEADLINE])):
+                        or (g[G_DEADLINE] != 0 and now_ns() >= g[G_DEADLINE])):
                     g[G_MK] = X                    # time's up: go do best
                     g[G_L] = sc(Y & ~M)
                     d = 3
@@ -177,7 +176,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             m = -P
         g[G_N] += 1                                # node count (for timing)
         if g[G_ARMED] != 0 and (g[G_STOP] != 0 or ((g[G_N] & CHECK_EVERY) == 0 and g[G_DEADLINE] != 0
-                                                     and now_ns(g) >= g[G_DEADLINE])):
+                                                     and now_ns() >= g[G_DEADLINE])):
             g[G_ABORT] = 1                         # PORT: wall-clock limit or stop()
         if g[G_ABORT] != 0:
             halt = 2
@@ -186,7 +185,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             if u & k:
                 r = u & 7                          # p = piece type (set r>0)
                 p = r
-                j = o[ix(p + 16)]                      # first step vector f.piece
+                j = o[ix(p + 16)]                  # first step vector f.piece
                 while True:                        # W(r=p>2&r<0?-r:-o[++j]) loop over directions o[]
                     if p > 2 and r < 0:
                         r = -r
@@ -226,7 +225,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                             v = e if d - 1 != 0 else i - p   # MVV/LVA scoring
                             if d - int(t == 0) > 1:   # remaining depth
                                 v = np.int64(b[ix(x + 8)]) - np.int64(b[ix(y + 8)]) if p < 6 else 0  # center positional pts.
-                                b[ix(G)] = 0           # do move, set non-virgin
+                                b[ix(G)] = 0       # do move, set non-virgin
                                 b[ix(H)] = 0
                                 b[ix(x)] = 0
                                 b[ix(y)] = u | 32
@@ -236,14 +235,14 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                                 if not ((p - 4) | int(g[G_R] > 29)):
                                     v -= 20        # penalize mid-game K move
                                 if p < 3:          # pawns:
-                                    v -= 9 * (int((x - 2) & M != 0 or b[ix(x - 2)] != u)       # structure, undefended
+                                    v -= 9 * (int((x - 2) & M != 0 or b[ix(x - 2)] != u)   # structure, undefended
                                               + int((x + 2) & M != 0 or b[ix(x + 2)] != u) - 1  # squares plus bias
-                                              + int(b[ix(x ^ 16)] == k + 36)                    # kling to non-virgin K
+                                              + int(b[ix(x ^ 16)] == k + 36)                # kling to non-virgin K
                                               ) - (g[G_R] >> 2)                             # pawn-push bonus in ending
                                     if (y + r + 1) & S:   # promote p to Q, add score
                                         b[ix(y)] |= 7
                                         i += C
-                                by = np.int64(b[ix(y)])       # update hash key(s): J+=J(0); Z+=J(8)+G-S
+                                by = np.int64(b[ix(y)])   # update hash key(s): J+=J(0); Z+=J(8)+G-S
                                 g[G_J] = w32(f + T[ix(y + (by & 8) + S * (by & 7))] - T[ix(x + (u & 8) + S * (u & 7))]
                                              - T[ix(H + (t & 8) + S * (t & 7))])
                                 g[G_Z] = w32(gz + T[ix(y + 8 + (by & 8) + S * (by & 7))]
@@ -256,13 +255,13 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                                 if g[G_MK] != I and v != -I and z and x == g[G_MK] and y == g[G_L]:
                                     g[G_Q] = -e - i      # move pending: if legal, in root & found, exit D
                                     g[G_O] = F
-                                    A[ix(a)].D = 99          # lock in hash, set to draw
+                                    A[ix(a)].D = 99      # lock in hash, set to draw
                                     A[ix(a)].V = 0
                                     g[G_R] += i >> 7     # captured non-P material
                                     return I
                                 g[G_J] = f         # restore hash key(s)
                                 g[G_Z] = gz
-                                b[ix(G)] = k + 6       # undo move, G can be dummy
+                                b[ix(G)] = k + 6   # undo move, G can be dummy
                                 b[ix(F)] = 0
                                 b[ix(y)] = 0
                                 b[ix(x)] = u
@@ -321,8 +320,8 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
             # apply it. Searches of the engine's own moves (K == I) are unchanged.
         if not ((m + I) | int(P == I)):            # best loses K: (stale)mate
             m = 0
-        if A[ix(a)].D < 99:                            # protect game history
-            A[ix(a)].K = gz                            # always store in hash tab
+        if A[ix(a)].D < 99:                        # protect game history
+            A[ix(a)].K = gz                        # always store in hash tab
             A[ix(a)].V = m
             A[ix(a)].D = d
             A[ix(a)].X = X | 8 * int(m > q) | S * int(m < l)  # move, type (bound/exact)
