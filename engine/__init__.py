@@ -19,7 +19,6 @@ soft time limit, pondering) is in ``engine/ponder.py``, whose docstring states t
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 import time
@@ -99,14 +98,7 @@ def new_table(hash_bits: int) -> np.ndarray:
     move's budget nor a later game is spent committing memory."""
     if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
         raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
-    nbytes = HASH_DTYPE.itemsize << hash_bits
-    # Speed: an anonymous mapping the kernel is asked to back with 2 MiB pages (transparent huge pages,
-    # "madvise" mode on these machines). Nearly every node probes a random slot of a table of up to
-    # 192 MiB; with 4 KiB pages each probe also misses the TLB and walks the page tables.
-    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    if hasattr(mmap, "MADV_HUGEPAGE"):
-        buf.madvise(mmap.MADV_HUGEPAGE)
-    table = np.frombuffer(buf, dtype=HASH_DTYPE)
+    table = np.empty(1 << hash_bits, dtype=HASH_DTYPE)
     table.view(np.uint8)[:] = 0
     return table
 
