@@ -94,7 +94,7 @@ def w32(v):
     return ((v + 2147483648) & 4294967295) - 2147483648
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def ix(i):
     """An index that is never negative, as unsigned: numba then skips the wrap-around (i < 0 -> i + len)
     that it adds to every signed index (a compare and an add on each board, key and hash access)."""
