@@ -30,7 +30,8 @@ Hash entry: K = lock (Z), V = score, X = best from-square | 8 (score is a lower 
 C semantics kept: x,y,X,Y,H,B,t,p,u,L and the hash's X,Y,D are signed chars (``sc()`` truncates
 where the C assigns to a char and the value can leave 0..127); J and Z wrap as 32-bit ints; the
 key words are unaligned int32 reads of the signed-char table (precomputed in ``keys.py``); every
-``|``/``&`` on conditions is bitwise, so both sides are evaluated where the C evaluates them.
+``|``/``&`` on conditions is bitwise, so both sides are evaluated where the C evaluates them (except
+the capture test, where no side has a side effect: see the ``PORT (speed)`` comment there).
 """
 
 from __future__ import annotations
@@ -213,7 +214,11 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                             if p < 3 and y == E:   # shift capt.sqr. H if e.p.
                                 H ^= 16
                             t = np.int64(b[ix(H)])
-                            if (t & k) | (int(p < 3) & (int(((y - x) & 7) == 0) - int(t == 0))):
+                            # PORT (speed): the C's t&k|p<3&!(y-x&7)-!t, evaluated with short-circuit
+                            # or/and (no operand has a side effect, so only the time changes): LLVM
+                            # makes much better code of this hottest test than of the all-bitwise form
+                            # (one-process A/B over the reference game: 1.08x the whole search).
+                            if (t & k) != 0 or (p < 3 and (((y - x) & 7) == 0) != (t == 0)):
                                 break              # capt. own, bad pawn mode
                             i = 37 * w[t & 7]      # value of capt. piece t
                             if i < 0:              # K capture
