@@ -4,6 +4,7 @@
   ``engine/uci.py``;
 - ``match ...``: a match between two engines, ``engine/match.py`` (``--help`` for its options);
 - ``bench ...``: the benchmark, ``engine/bench.py``;
+- ``cbench ...``: the port against the C original on the same searches, ``engine/cbench.py``;
 - ``book build [--out PATH] ...`` / ``book stats [PATH]``: build the default opening book from the
   named opening lines / describe a Polyglot book, ``engine/book_build.py``;
 - ``ponder-stats ...``: the ponder hit rate and what a hit saves, ``engine/ponderstats.py``;
@@ -17,8 +18,8 @@ from __future__ import annotations
 
 import sys
 
-USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | book build|stats [options] "
-         "| ponder-stats [options] | compile]   (default: uci)")
+USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | cbench [options] "
+         "| book build|stats [options] | ponder-stats [options] | compile]   (default: uci)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         sys.argv = [f"{sys.argv[0]} bench", *rest]   # bench parses sys.argv itself, whatever its signature
         return bench.main() or 0
+    if command == "cbench":
+        from engine import cbench
+
+        return cbench.main(rest)
     if command == "book":
         from engine import book_build
 
