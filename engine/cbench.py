@@ -6,7 +6,7 @@ original's main() leaves it), hash table 2^24. Both programs search exactly the 
 script checks that the node counts and the game-level globals (Q O R J Z) agree, search by search.
 
 The C side is the micro-Max 4.5 listing itself, read from a text that holds it (by default the
-"keep hash" page in /work/shared/seeds) with two edits only: the one-token null-move fix
+copy in engine/data/umax45_keephash.c.txt) with two edits only: the one-token null-move fix
 (``P=d<3?-I:`` -> ``P=d<3?I:``, see README) and the root's time control ``N<1e6`` -> ``N<BUDGET``.
 Its ``main()`` (a console loop) is replaced by a driver written here, which zero-fills the hash table
 before the first search (the port's Engine() touches its table too), fills T[] as main() does, and
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_LISTING = "/work/shared/seeds/001_4576504dc02f4a68.txt"
+DEFAULT_LISTING = str(Path(__file__).resolve().parent / "data" / "umax45_keephash.c.txt")
 SEARCHES = 60
 BUDGET = 20000          # the C's N < BUDGET with N starting at 128; the port's budget is BUDGET - 128
 LINES = [("1-60, whole game", 1, 60), ("1-10, opening", 1, 10), ("21-60, middlegame", 21, 60)]
