@@ -253,7 +253,8 @@ def test_moves_from_outside_are_played_on_the_engine_and_bad_ones_skipped():
     assert res.depth > 0 and engine.moves[:2] == ["g1f3", "d7d5"] and len(engine.moves) == 3
 
 
-def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
+def pondering_after_our_move() -> tuple[Engine, GamePosition, str, str]:
+    """1.e4 e5, our move searched and posted, the engine pondering the reply it expects."""
     engine = Engine(hash_bits=16)
     position = GamePosition(engine, "test")
     position.start(None)
@@ -261,6 +262,11 @@ def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
     ours = position.think(Limits(nodes=3000)).move
     expected = position.start_ponder()
     assert expected is not None and engine.pondering
+    return engine, position, ours, expected
+
+
+def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
+    engine, position, ours, expected = pondering_after_our_move()
     # The echo of our own move: the ponder search goes on.
     assert position.update(["e2e4", "e7e5", ours], own_move_posted_at=2) and engine.pondering
     # The expected reply: the ponder search becomes this move's search.
@@ -280,13 +286,7 @@ def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
 
 
 def test_a_source_move_beats_a_ponder_hit_and_the_engine_follows_the_real_game():
-    engine = Engine(hash_bits=16)
-    position = GamePosition(engine, "test")
-    position.start(None)
-    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
-    ours = position.think(Limits(nodes=3000)).move
-    expected = position.start_ponder()
-    assert expected is not None and engine.pondering
+    engine, position, ours, expected = pondering_after_our_move()
     moves = ["e2e4", "e7e5", ours, expected]
     assert position.update(moves, own_move_posted_at=2) and engine.pondering  # a hit...
     after = position.board.copy()
