@@ -416,17 +416,20 @@ class World:
             self.cond.notify_all()
             return c
 
+    def _cancel(self, c: Challenge) -> None:
+        """A created challenge withdrawn by its challenger: challengeCanceled on the event stream."""
+        c.status = "canceled"
+        c.answered_at = time.monotonic()
+        self._publish_event({"type": "challengeCanceled",
+                             "challenge": wire.challenge_json(c, self.base_url())})
+        self.cond.notify_all()
+
     def cancel_challenge(self, cid: str) -> None:
         """The challenger withdraws: challengeCanceled on the bot's stream."""
         with self.cond:
             c = self.get_challenge(cid)
-            if c.status != "created":
-                return
-            c.status = "canceled"
-            c.answered_at = time.monotonic()
-            self._publish_event({"type": "challengeCanceled",
-                                 "challenge": wire.challenge_json(c, self.base_url())})
-            self.cond.notify_all()
+            if c.status == "created":
+                self._cancel(c)
 
     def expire_challenge(self, cid: str) -> None:
         """lila ChallengeApi.sweep: an unanswered challenge is removed at its expiry, without any event
@@ -600,11 +603,7 @@ class World:
                 if not c.outgoing:
                     self.decline_challenge(cid, "generic")
                     return
-                c.status = "canceled"
-                c.answered_at = time.monotonic()
-                self._publish_event({"type": "challengeCanceled",
-                                     "challenge": wire.challenge_json(c, self.base_url())})
-                self.cond.notify_all()
+                self._cancel(c)
                 return
             g = self.games.get(cid)
             if g is not None and g.status == "started" and g.plies_in_game < 2:
