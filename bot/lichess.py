@@ -100,11 +100,11 @@ def classify(exc: BaseException, min_pause_s: float = 60.0) -> LichessError:
         return exc
     if isinstance(exc, berserk.exceptions.ResponseError):
         status = int(exc.status_code)
-        key, seconds = _ratelimit(exc)
+        key, seconds = ratelimit(exc.cause)
         if key == BOT_GAMES_QUOTA and status in (400, 429):
-            return QuotaReached(status, _error_text(exc), max(seconds, _retry_after(exc.response)))
+            return QuotaReached(status, _error_text(exc), max(seconds, retry_after(exc.response)))
         if status == 429:
-            return RateLimited("", max(min_pause_s, _retry_after(exc.response), seconds))
+            return RateLimited("", max(min_pause_s, retry_after(exc.response), seconds))
         if 400 <= status < 500:
             return ClientError(status, _error_text(exc))
         err = TransientError(f"HTTP {status}: {_error_text(exc)}")
@@ -132,10 +132,10 @@ def never_sent(exc: BaseException) -> bool:
 BOT_GAMES_QUOTA = "bot.vsBot.day"
 
 
-def _ratelimit(exc: berserk.exceptions.ResponseError) -> tuple[str | None, float]:
-    """Lichess's `{"ratelimit": {"key": ..., "seconds": N}}` in an error's JSON (lila sends no
+def ratelimit(body: Any) -> tuple[str | None, float]:
+    """Lichess's `{"ratelimit": {"key": ..., "seconds": N}}` in an error's JSON body (lila sends no
     Retry-After); (None, 0) when absent or unreadable."""
-    limit = exc.cause.get("ratelimit") if isinstance(exc.cause, dict) else None
+    limit = body.get("ratelimit") if isinstance(body, dict) else None
     if not isinstance(limit, dict):
         return None, 0.0
     key, seconds = limit.get("key"), limit.get("seconds")
@@ -143,7 +143,7 @@ def _ratelimit(exc: berserk.exceptions.ResponseError) -> tuple[str | None, float
     return (key if isinstance(key, str) else None), (float(seconds) if number else 0.0)
 
 
-def _retry_after(response: requests.Response | None) -> float:
+def retry_after(response: requests.Response | None) -> float:
     """Retry-After in seconds (a number or an HTTP date); 0 when absent or unreadable."""
     value = (response.headers.get("Retry-After") if response is not None else None) or ""
     try:

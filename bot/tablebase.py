@@ -41,7 +41,7 @@ import chess
 import requests
 
 from bot.config import TABLEBASE_URL, Config
-from bot.lichess import _retry_after
+from bot.lichess import ratelimit, retry_after
 from bot.outside import MoveSource, OutsideMove
 from engine.syzygy import (
     CATEGORIES,
@@ -164,7 +164,7 @@ class TablebaseSource:
         # requests' timeout bounds the connect and each read; the caller's wait bounds the whole.
         response = session.get(f"{self.url}/standard", params={"fen": fen}, timeout=(timeout_s, timeout_s))
         if response.status_code == 429:
-            raise RateLimited(max(self.pause_s, _retry_after(response), _ratelimit_seconds(response)))
+            raise RateLimited(max(self.pause_s, retry_after(response), _ratelimit_seconds(response)))
         if response.status_code != 200:
             raise BadAnswer(f"HTTP {response.status_code}")
         try:
@@ -223,14 +223,12 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _ratelimit_seconds(response: requests.Response) -> float:
-    """Lichess's `{"ratelimit": {"seconds": N}}` in a 429's body; 0 when absent."""
+    """Lichess's `{"ratelimit": {"seconds": N}}` in a 429's body (bot.lichess.ratelimit); 0 when absent."""
     try:
-        limit = response.json().get("ratelimit")
-        seconds = limit.get("seconds")
-    except (ValueError, AttributeError):
+        body = response.json()
+    except ValueError:
         return 0.0
-    ok = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and 0 <= seconds < 10**7
-    return float(seconds) if ok else 0.0
+    return ratelimit(body)[1]
 
 
 def _legal(board: chess.Board, uci: str) -> bool:
