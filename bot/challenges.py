@@ -38,6 +38,12 @@ def decline(reason: str, rule: str, detail: str) -> Decision:
     return Decision(False, reason, rule, detail)
 
 
+def is_correspondence(info: Any) -> bool:
+    """True for a challenge or game (gameStart, /api/account/playing) of days per move or of no clock
+    at all: Lichess gives both the speed "correspondence"."""
+    return isinstance(info, dict) and info.get("speed") == "correspondence"
+
+
 def describe(ch: dict[str, Any]) -> str:
     """One-line summary of a challenge for the log."""
     user = ch.get("challenger") or {}
@@ -56,8 +62,10 @@ def describe(ch: dict[str, Any]) -> str:
 
 def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
            bot_games_blocked_s: float = 0.0, games_by_user: Mapping[str, int] | None = None) -> Decision:
-    """Decide one incoming challenge. `games_in_progress` counts accepted and running games;
-    `bot_games_blocked_s` is how long Lichess still refuses us games against bots (its daily quota);
+    """Decide one incoming challenge. `games_in_progress` counts accepted and running games of the
+    challenge's kind: real-time ones against `concurrency`, correspondence ones (which hold no slot,
+    bot/correspondence.py) against `correspondence_concurrency`; `bot_games_blocked_s` is how long
+    Lichess still refuses us games against bots (its daily quota);
     `games_by_user` counts those games per opponent (lower-case user id)."""
     for rule in (_users, _kind_of_player, _variant, _position, _speed, _clock, _bot_bullet, _mode, _rating):
         verdict = rule(ch, cfg)
@@ -71,7 +79,12 @@ def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
     if bot_games_blocked_s > 0 and _is_bot(ch):
         return decline("later", "lichess.bot_games_per_day", "Lichess's daily quota of games against "
                        f"bots is used up for {bot_games_blocked_s:.0f} s")
-    if games_in_progress >= cfg.concurrency:
+    if is_correspondence(ch):
+        if games_in_progress >= cfg.correspondence_concurrency:
+            return decline("later", "challenge.correspondence_concurrency",
+                           f"{games_in_progress} correspondence game(s) in progress, "
+                           f"limit {cfg.correspondence_concurrency}")
+    elif games_in_progress >= cfg.concurrency:
         return decline("later", "challenge.concurrency",
                        f"{games_in_progress} game(s) in progress, limit {cfg.concurrency}")
     return accept("challenge", "every rule passed")

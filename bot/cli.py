@@ -1,6 +1,7 @@
 """Command line: ``python -m bot`` / ``umax-bot``.
 
-    umax-bot [--config config.yml]     play on Lichess (or the server at `url:`) until SIGTERM/SIGINT
+    umax-bot [--config config.yml]     play on Lichess (or the server at `url:`) until SIGTERM
+                                       (Ctrl-C: after the running games; twice: now)
     umax-bot --sandbox                 play one game against the built-in local sandbox and print it
     umax-bot upgrade [--yes]           turn the token's account into a bot account (irreversible)
     umax-bot check-config              validate the config and print the effective settings
@@ -109,16 +110,20 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
 
     fixed_mmap_threshold()
     runner = Runner(cfg, memory_plan=mem)
-    signals = {"count": 0}
 
     def on_signal(signum: int, _frame: object) -> None:
-        signals["count"] += 1
+        """SIGTERM (a dyno restart): exit within 20 s, the games resume after the next start. The first
+        Ctrl-C: exit once the running games are over; the second: as SIGTERM; any later one (or a
+        second SIGTERM): stop the searches now."""
         name = signal.Signals(signum).name
-        if signals["count"] > 1:
+        if runner.stop.is_set():
             log.warning("%s again: stopping searches now", name)
             for game in list(runner.games.values()):
                 game.stop_search()
-        runner.request_stop(f"{name} received")
+        elif signum == signal.SIGINT and not runner.draining.is_set():
+            runner.drain("Ctrl-C (SIGINT)")
+        else:
+            runner.request_stop(f"{name} received")
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

@@ -119,6 +119,9 @@ class ChallengeConfig:
     max_games_per_user: int = _opt(1, "games at once against the same user; more are declined 'later'",
                                    lo=1, hi=64)
     concurrency: int = _opt(1, "maximum simultaneous games", lo=1, hi=64)
+    correspondence_concurrency: int = _opt(10, "maximum correspondence games at once (they hold no game "
+                                           "slot: a visit per move, see game.correspondence_checkin_s)",
+                                           lo=0, hi=50)
     queue_size: int = _opt(3, "acceptable challenges that wait for a free game slot (beyond it: 'later')",
                            lo=0, hi=100)
     queue_max_wait_s: int = _opt(600, "a waiting challenge is declined 'later' after this long, seconds",
@@ -151,8 +154,12 @@ class GameConfig:
                          "said in the player chat at the start ('' = nothing)")
     goodbye: str = _opt("Thanks for the game, {opponent}!",
                         "said in the player chat at the end ('' = nothing)")
-    shutdown_grace_s: float = _opt(12.0, "on SIGTERM/SIGINT, how long a running search may go on, s",
-                                   lo=0.0, hi=18.0)
+    shutdown_grace_s: float = _opt(12.0, "on SIGTERM (or a second Ctrl-C), how long a running search may "
+                                   "go on, s", lo=0.0, hi=18.0)
+    correspondence_checkin_s: float = _opt(300.0, "how often to look for correspondence games where it is "
+                                           "our turn, s", lo=1.0, hi=86400.0)
+    quit_after_games: int = _opt(0, "after this many games have started, take no more and exit when they "
+                                 "are over (0 = never)", lo=0)
 
 
 @dataclass

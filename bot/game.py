@@ -7,6 +7,10 @@ the move, logging the time from receiving the gameState to the POST leaving. Aro
 offers and answers and resignation by the score rule, an abort when the opponent never makes a
 first move, a claim of victory when the opponent has left, a greeting and a goodbye.
 
+A correspondence game is played in *visits* (`visit=True`, started by bot/correspondence.py): the
+thread reads the game's state, moves if it is our turn, and ends as soon as it is the opponent's
+turn, giving back its table and closing the stream; the game is not over for it.
+
 A game ends only when the server says so (a gameState status); nothing the server sends (an
 illegal move, a malformed line, an unknown event) ends the thread. An event the game cannot use (a
 field of the wrong type, an unreadable FEN, moves that cannot be replayed) is logged in one line and
@@ -71,8 +75,9 @@ class Game:
                  new_engine: Callable[[], EngineLike], shutdown: threading.Event,
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
-                 may_ponder: Callable[[], bool] = lambda: False):
+                 may_ponder: Callable[[], bool] = lambda: False, visit: bool = False):
         self.id = game_id
+        self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
         self._new_engine = new_engine
         self._sources = sources  # book, tablebase: asked before the engine (bot.outside)
@@ -208,6 +213,8 @@ class Game:
                 self._greet()  # after the first move: in bullet the move matters more than the hello
             elif kind == "gameState":
                 self._on_state(event, received)
+            if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
+                self._stream_stop.set()  # the opponent's turn: nothing to hold until our next one
             elif kind == "chatLine":
                 log.info("game %s: chat [%s] %s: %s", self.id, event.get("room"), event.get("username"),
                          event.get("text"))
@@ -228,6 +235,15 @@ class Game:
             # waiting for a state that never comes.
             self._resync = True
             self._failed_posts += 1
+
+    def _visit_done(self) -> bool:
+        """A visit ends when its move is posted (or there is none to make): the opponent's turn, a
+        game we cannot play, or one that is over."""
+        if self._resync or self._unsent is not None:
+            return False  # our move may not have arrived: the fresh state says
+        position = self.position
+        return (self.finished.is_set() or not self._playable or position is None
+                or position.board.turn != self.color)
 
     def _setup(self, full: dict[str, Any]) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
@@ -270,6 +286,9 @@ class Game:
         state_moves = str(_section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
             self._greeted = True  # a game resumed after a restart has been greeted already
+        our_first_ply = 2 - self._plies_until_opponent_moved()  # 0 when we move first, else 1
+        if self.visit and len(state_moves) != our_first_ply:
+            self._greeted = True  # a correspondence game is greeted on the visit of our first move only
         self._watch_first_move(state_moves)
 
     def _note_players(self, full: dict[str, Any], white: dict[str, Any], black: dict[str, Any],
@@ -399,7 +418,10 @@ class Game:
         movetime or node budget, if set, decides and the clock only caps it)."""
         t = self.cfg.time
         if self.correspondence or time_left_ms is None:
-            return timeman.Limits(hard_ms=t.correspondence_movetime_ms, nodes=t.correspondence_nodes)
+            hard = t.correspondence_movetime_ms
+            if time_left_ms is not None and time_left_ms > 0:  # a days clock nearly run out: a quarter of it
+                hard = max(1, min(hard, time_left_ms // 4))
+            return timeman.Limits(hard_ms=hard, nodes=t.correspondence_nodes)
         params = timeman.TimeParams(overhead_ms=t.move_overhead_ms, reserve_ms=t.reserve_ms,
                                     min_think_ms=t.min_think_ms, max_think_ms=t.max_think_ms)
         clock = timeman.Clock(time_left_ms, self.increment_ms, base_ms=self.initial_ms)
@@ -478,6 +500,8 @@ class Game:
     def _watch_first_move(self, moves: list[str]) -> None:
         """Abort if the opponent has not moved `abort_after_s` after we first saw the game."""
         wait = self.cfg.game.abort_after_s
+        if self.correspondence:
+            return  # days to move, not seconds: a first move may come tomorrow
         if wait <= 0 or len(moves) >= self._plies_until_opponent_moved() or self._abort_timer is not None:
             return
         self._abort_timer = threading.Timer(wait, self._abort_if_no_move)

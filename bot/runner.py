@@ -4,9 +4,12 @@ Threads, and what flows between them (one way):
 
     event stream ──challenge──> challenge desk ──accept/decline POST
           ├──────gameStart────> one Game thread per game ──moves POST
+          ├──gameStart/Finish of correspondence games──> correspondence (a visit per move, no slot)
+          │                                ──GET /api/account/playing every checkin, visits
           └──our own challenges, their declines/cancels, gameStart──> matchmaker (when enabled)
                                                   ──GET /api/bot/online, challenge create/cancel POST
-    main thread: waits for a stop request (signal, fatal error, or `max_games` played), then shuts down
+    main thread: waits for a stop request (SIGTERM, a second Ctrl-C, a fatal error) or for the end of
+                 a drain (the first Ctrl-C, or `game.quit_after_games` started), then shuts down
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
@@ -18,6 +21,15 @@ when the challenger withdraws it, and is declined `later` only when the queue is
 waited `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
 The matchmaker's own challenge holds a slot too (`Slots.reserve`, taken before it is sent), so the
 two never start more games than `challenge.concurrency` together (bot/matchmaking.py).
+Correspondence games hold no slot: they count against `challenge.correspondence_concurrency` and
+are visited once per move (bot/correspondence.py).
+
+Two ways to stop. `request_stop()` (SIGTERM, a dyno restart): no new challenges, running searches
+finish their move (within `game.shutdown_grace_s`), and the process exits; the games go on on the
+server and are resumed by the next start. `drain()` (the first Ctrl-C, or `game.quit_after_games`
+games started): no new games (challenges are declined 'later', matchmaking stops), and the process
+exits when the running games are over. Correspondence games do not hold a drain up: they resume
+after the next start like any game in progress.
 """
 
 from __future__ import annotations
@@ -31,8 +43,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.challenges import Decision, decide, describe
+from bot.challenges import Decision, decide, describe, is_correspondence
 from bot.config import Config, ConfigError
+from bot.correspondence import Correspondence
 from bot.game import Game
 from bot.lichess import (
     BotQuota,
@@ -59,6 +72,9 @@ RESERVATION_TTL_S = 60.0
 # Lichess game and challenge ids are 8 (or 12) letters and digits; anything else in an event is
 # unusable (and must not become part of a request path).
 ID = re.compile(r"[A-Za-z0-9]{1,32}")
+# A correspondence visit while every table is lent out gets a table of its own this small (3 MiB):
+# the memory plan has no share for it, and a visit must not wait for a real-time game to end.
+VISIT_SPARE_BITS = 18
 
 
 def event_id(obj: Any, *keys: str) -> str | None:
@@ -179,7 +195,11 @@ class Runner:
         self.new_engine = new_engine  # None: engines on the tables of `self.tables`, made by run()
         self.tables: TablePool | None = None
         self.sources: tuple[MoveSource, ...] = ()  # book, tablebases: opened by run(), shared by the games
-        self.max_games = max_games
+        # A drain begins once this many games have started (None: never).
+        self.max_games = max_games if max_games is not None else (cfg.game.quit_after_games or None)
+        self.games_started = 0
+        self.draining = threading.Event()  # no new games; exit when the running ones are over
+        self.no_new_games = threading.Event()  # draining or stopping: what the matchmaker watches
         self.warm_up = warm_up
         self.slots = Slots(cfg.challenge.concurrency, on_release=self._slot_freed)
         self.games: dict[str, Game] = {}
@@ -200,17 +220,40 @@ class Runner:
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
         self.account: dict[str, Any] = {}
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
+        self.correspondence = Correspondence(self.li, cfg.game.correspondence_checkin_s, visit=self._visit,
+                                             stop=self.stop)
 
     # ------------------------------------------------------------ lifecycle
 
     def request_stop(self, why: str = "stop requested") -> None:
+        """Exit soon: running searches finish their move, the games resume after the next start."""
         if not self.stop.is_set():
-            log.info("%s: no new challenges; running searches finish their move, then exit", why)
+            log.info("%s: stopping: no new challenges; running searches finish their move, then exit (games "
+                     "in progress resume after the next start)", why)
             self.stop.set()
+        self._no_new_games()
+
+    def drain(self, why: str) -> None:
+        """Exit when the games running now are over; take no new ones meanwhile."""
+        if self.draining.is_set() or self.stop.is_set():
+            return
+        self.draining.set()
+        running = len(self._realtime_games())
+        log.info("%s: no new games; exiting when the %d running game(s) are over%s", why, running,
+                 " (Ctrl-C again to exit now; the games resume after the next start)" if running else "")
+        self._no_new_games()
+
+    def _no_new_games(self) -> None:
+        self.no_new_games.set()
         with self._inbox_cv:
             self._inbox_cv.notify_all()
         if self.matchmaker is not None:
             self.matchmaker.wake()
+
+    def _drained(self) -> bool:
+        """Draining, and no game runs or is about to start (an accepted challenge holds a slot)."""
+        return self.draining.is_set() and not self._realtime_games() and not self._visiting() and \
+            self.slots.count() == 0
 
     def run(self) -> int:
         """Play until stopped. Raises StartupError for a bad token, a non-bot account or Syzygy tables
@@ -232,13 +275,15 @@ class Runner:
             self._resume_games()
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
             threading.Thread(target=self._desk, name="challenges", daemon=True).start()
-            if self.cfg.matchmaking.enabled:
+            self.correspondence.start()
+            if self.cfg.matchmaking.enabled and not self.no_new_games.is_set():
                 self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
-                                             me=self.me, account=self.account, stop=self.stop,
+                                             me=self.me, account=self.account, stop=self.no_new_games,
                                              busy_with=self._opponents)
                 self.matchmaker.start()
             while not self.stop.wait(0.5):
-                pass
+                if self._drained():
+                    self.request_stop("every game is over")
             self._shutdown()
         finally:
             close_all(self.sources)
@@ -314,9 +359,9 @@ class Runner:
                 log.warning("a game in progress without a usable id skipped: %s", repr(g)[:100])
                 continue
             opponent = g.get("opponent")
-            log.info("game %s in progress against %s: resuming", gid,
-                     opponent.get("username") if isinstance(opponent, dict) else None)
-            self.start_game(gid)
+            log.info("%sgame %s in progress against %s: resuming", "correspondence " if is_correspondence(g)
+                     else "", gid, opponent.get("username") if isinstance(opponent, dict) else None)
+            self.start_game(gid, g)
 
     def _shutdown(self) -> None:
         if self.matchmaker is not None:
@@ -384,7 +429,7 @@ class Runner:
                 log.warning("%s event without a usable game id skipped: %s", kind, repr(event)[:100])
                 return
             if kind == "gameStart":
-                self.start_game(gid)
+                self.start_game(gid, game)
                 if self.matchmaker is not None:
                     self.matchmaker.on_game_start(gid)  # after start_game: its slot is the game's now
                 return
@@ -396,6 +441,7 @@ class Runner:
             if running is not None:
                 running.server_finished()
             self.slots.release(gid)
+            self.correspondence.finished(gid)  # one of ours: a last visit writes its record
         else:
             log.debug("ignoring event %s", repr(kind)[:60])
 
@@ -509,8 +555,11 @@ class Runner:
             summary = describe(ch)
             blocked_s = self.bot_quota.remaining()
             by_user = self._games_by_user()
-            decision = self.slots.claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s,
-                                                                 by_user))
+            claim = self.correspondence.claim if is_correspondence(ch) else self.slots.claim
+            if self.no_new_games.is_set():  # draining: the challenger may try again after the restart
+                decision = Decision(False, "later", "stopping", "the bot takes no new games before it exits")
+            else:
+                decision = claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s, by_user))
         except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
             # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
             # is declined, so the challenger still gets an answer.
@@ -591,10 +640,19 @@ class Runner:
     def _undo(self, cid: str, decision: Decision) -> None:
         if decision.accept:
             self.slots.release(cid)
+            self.correspondence.unclaim(cid)
 
     # ------------------------------------------------------------ games
 
-    def start_game(self, gid: str) -> None:
+    def start_game(self, gid: str, info: dict[str, Any] | None = None) -> None:
+        """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time
+        game gets a slot and a thread; a correspondence game is handed to bot/correspondence.py."""
+        if is_correspondence(info):
+            self.slots.release(gid)  # a slot our matchmaker reserved for its challenge is not needed
+            if gid not in self.correspondence.known():
+                self._count_start()
+            self.correspondence.note(gid, info)
+            return
         with self._games_lock:
             if self.stop.is_set():
                 return  # shutting down: the game resumes after the restart
@@ -610,6 +668,45 @@ class Runner:
                         give_back=give_back, sources=self.sources, may_ponder=self._may_ponder)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
+        self._count_start()
+
+    def _count_start(self) -> None:
+        """`game.quit_after_games`: the Nth game started begins the drain."""
+        with self._games_lock:
+            self.games_started += 1
+            started = self.games_started
+        if self.max_games is not None and started >= self.max_games:
+            self.drain(f"{started} game(s) started (game.quit_after_games {self.max_games})")
+
+    def _visit(self, gid: str) -> bool:
+        """Start a visit to a correspondence game (bot/correspondence.py): no slot, a table only while
+        the visit runs, no pondering. False when shutting down or a visit of this game runs."""
+        with self._games_lock:
+            if self.stop.is_set():
+                return False
+            existing = self.games.get(gid)
+            if existing is not None and existing.alive:
+                return False
+            new_engine, give_back = self.new_engine, None
+            if new_engine is None:
+                assert self.tables is not None, "run() makes the tables before any game starts"
+                tables = self.tables
+                new_engine, give_back = lambda: tables.engine_now(VISIT_SPARE_BITS), tables.give_back
+            game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
+                        give_back=give_back, sources=self.sources, visit=True)
+            self.games[gid] = game
+            game.start()
+        return True
+
+    def _realtime_games(self) -> list[Game]:
+        """The games running now, correspondence visits left out."""
+        with self._games_lock:
+            # A finished game's thread is still writing its record and saying goodbye: it counts.
+            return [g for g in self.games.values() if g.alive and not g.visit]
+
+    def _visiting(self) -> bool:
+        with self._games_lock:
+            return any(g.alive and g.visit for g in self.games.values())
 
     def _opponents(self) -> set[str]:
         """The names of the opponents of the games running now."""
@@ -633,9 +730,6 @@ class Runner:
                 del self.games[game.id]
             self.finished.append(game)
             self.games_played += 1
-            done = self.games_played
-        if self.max_games is not None and done >= self.max_games:
-            self.request_stop(f"{done} game(s) played")
 
     def game(self, gid: str) -> Game | None:
         """A running game, or one of the latest finished ones."""

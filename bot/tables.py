@@ -57,6 +57,17 @@ class TablePool:
                     "extra table until one is given back", self.wait_s)
         return Engine(table=new_table(self.hash_bits))
 
+    def engine_now(self, spare_bits: int) -> Engine:
+        """An engine at once, for a correspondence visit (bot/correspondence.py): on a free table of the
+        pool, else on a small table of its own (2**spare_bits entries at most), so that a visit never
+        waits and never takes memory beyond the plan's share; it is dropped when given back."""
+        from engine import Engine
+
+        with self._cv:
+            if self._free:
+                return Engine(table=self._free.pop())
+        return Engine(hash_bits=min(self.hash_bits, spare_bits))
+
     def give_back(self, engine: Engine) -> None:
         table = engine.table
         with self._cv:

@@ -137,6 +137,22 @@ def test_full_game_to_mate_against_a_scripted_opponent(sandbox, bot_for):
     assert bot.runner.slots.count() == 0
 
 
+def test_quit_after_games_takes_no_more_and_exits_when_they_are_over(sandbox, bot_for):
+    bot = bot_for(game={"quit_after_games": 1, "abort_after_s": 0}, challenge={"concurrency": 2})
+    resigns = ScriptedOpponent(["e7e5", "wait:2", "resign"])
+    first = sandbox.send_challenge("alice", opponent=resigns, color="black")
+    assert sandbox.wait_challenge_answered(first) == "accepted"
+    assert sandbox.wait_until(lambda: bot.runner.draining.is_set(), timeout=10)
+    second = sandbox.send_challenge("bob", opponent=IdleOpponent())  # a free slot, but the drain is on
+    assert sandbox.wait_challenge_answered(second) == "declined"
+    assert sandbox.challenge(second).decline_reason == "later"
+    assert bot.runner.answers[second].rule == "stopping"
+    assert sandbox.wait_game_over(sandbox.challenge(first).game_id, timeout=20) == "resign"
+    bot.thread.join(timeout=25)  # by itself, once the game is over
+    assert not bot.thread.is_alive() and bot.code == 0
+    assert bot.runner.games_played == 1
+
+
 def test_game_from_a_fen(sandbox, bot_for):
     bot_for()
     fen = "8/8/8/4k3/8/8/8/4K2Q w - - 0 1"  # queen against a lone king: the bot must mate

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox
+from bot.sandbox.opponents import Resign
 
 pytestmark = pytest.mark.slow
 
@@ -106,12 +107,75 @@ def test_sigterm_mid_search_then_restart_resumes_the_game(tmp_path):
         proc = start_bot(cfg, log=log)
         try:
             assert sb.wait_moves(gid, mid + 4, timeout=60), log.read_text()
-            code, took = stop(proc, signal.SIGINT)
+            code, took = stop(proc)
         finally:
             proc.kill() if proc.poll() is None else None
         assert code == 0 and took < 20
         assert sb.game(gid).rejected_moves == []
         assert "resuming" in log.read_text()
+
+
+class ResignsAfter(RandomOpponent):
+    """Random moves, then resigns once the game has `plies` moves."""
+
+    def __init__(self, plies: int, think_s: float):
+        super().__init__(seed=4, think_s=think_s)
+        self.plies = plies
+
+    def act(self, view):
+        return Resign() if len(view.moves) >= self.plies else super().act(view)
+
+
+def test_first_ctrl_c_finishes_the_running_game_then_exits(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        gid = sb.start_game(ResignsAfter(plies=16, think_s=0.3), bot_color="white", clock=(600, 5))
+        proc = start_bot(write_config(tmp_path, sb), log=log)
+        try:
+            assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
+            proc.send_signal(signal.SIGINT)
+            assert wait_for(log, "no new games; exiting when the 1 running game(s) are over")
+            at_signal = len(sb.game(gid).moves)
+            # A challenge now is declined for later; the game goes on to its end.
+            cid = sb.send_challenge("latecomer", opponent=IdleOpponent())
+            assert sb.wait_challenge_answered(cid, timeout=10) == "declined"
+            assert sb.challenge(cid).decline_reason == "later"
+            assert sb.wait_game_over(gid, timeout=60) == "resign"
+            code = proc.wait(timeout=20)  # by itself: the game is over
+        finally:
+            proc.kill() if proc.poll() is None else None
+        output = log.read_text()
+    assert code == 0, output
+    assert len(sb.game(gid).moves) > at_signal + 2  # the bot kept playing after Ctrl-C
+    assert "every game is over: stopping" in output
+    assert "Traceback" not in output
+
+
+def test_second_ctrl_c_exits_now_and_the_game_resumes_later(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        gid = sb.start_game(RandomOpponent(seed=6, think_s=0.2), bot_color="white", clock=(600, 5))
+        proc = start_bot(write_config(tmp_path, sb), log=log)
+        try:
+            assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
+            proc.send_signal(signal.SIGINT)
+            assert wait_for(log, "no new games")
+            code, took = stop(proc, signal.SIGINT)
+        finally:
+            proc.kill() if proc.poll() is None else None
+        output = log.read_text()
+        assert sb.game(gid).status == "started"  # left running: the next start resumes it
+    assert code == 0 and took < 20, output
+    assert "SIGINT received: stopping" in output
+
+
+def wait_for(log: Path, text: str, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def test_idle_bot_exits_quickly_on_sigterm(tmp_path):

@@ -164,7 +164,8 @@ def test_bot_uses_the_time_manager() -> None:
     assert game._limits(20_000) == allocate(Clock(20_000, 1000, base_ms=60_000), params)
     assert game._limits(None) == Limits(hard_ms=10_000, nodes=9)
     game.correspondence = True
-    assert game._limits(20_000) == Limits(hard_ms=10_000, nodes=9)
+    assert game._limits(2_147_483_647) == Limits(hard_ms=10_000, nodes=9)  # Lichess's "no running clock"
+    assert game._limits(20_000) == Limits(hard_ms=5_000, nodes=9)  # a days clock nearly out: a quarter
 
 
 def test_uci_clock_path_uses_the_same_function(monkeypatch: pytest.MonkeyPatch) -> None:

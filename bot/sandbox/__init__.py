@@ -90,7 +90,8 @@ Control API (all waits return instead of raising on timeout)::
                 opponent_rating=1500, castling_as_king_takes_rook=True, think_s=None) -> game id
                 (castling_as_king_takes_rook=False: the older e1g1 form, never in Chess960)
     .game(gid) -> GameInfo(status, winner, moves, fen, bot_color, wtime_ms, btime_ms, chat, draw_offers,
-                pending_draw, bot_move_times, bot_move_latency, rejected_moves, opponent_gone, ...)
+                pending_draw, bot_move_times, bot_move_latency, rejected_moves, opponent_gone,
+                stream_connects, open_streams, ...)
     .games(); .wait_game_over(gid, timeout=10.0) -> status; .wait_moves(gid, n, timeout=5.0) -> bool
     .wait_until(predicate, timeout=5.0) -> bool; .wait_event_stream(timeout=5.0, connects=1) -> bool
     .event_stream_connects; .event_stream_refused (429s of the connect limit)

@@ -88,6 +88,7 @@ class GameInfo:
     opponent_gone: bool
     opponent_errors: list[str]
     stream_connects: int
+    open_streams: int = 0                       # the bot's game streams of this game open now
     flagged: str | None = None                  # the colour that lost on time (status outoftime)
     castling_as_king_takes_rook: bool = True    # castling sent as e1h1 in this game (else e1g1)
 
@@ -366,6 +367,7 @@ class Sandbox:
             rejected_moves=list(g.rejected_moves), opponent_gone=g.opponent_gone,
             opponent_errors=list(g.opponent_errors),
             stream_connects=self.world.game_stream_connects.get(g.id, 0),
+            open_streams=sum(1 for sub in g.subs if not sub.done),
             flagged=g.flagged, castling_as_king_takes_rook=g.castling_kxr,
         )
 
