@@ -11,5 +11,6 @@
 - outside: the contract of a move source asked before the engine; tablebase: the sources a game asks
   (local Syzygy files through engine.syzygy, then Lichess's online tablebase)
 - game: one game's thread; runner: the main loop, concurrency, shutdown
+- chat: one game's chat: the outbox its own thread sends (never in a move's way), the commands
 - cli (`python -m bot`, `umax-bot`), demo (`--sandbox`), sandbox (a local stand-in for Lichess)
 """

@@ -154,12 +154,30 @@ class GameConfig:
                          "said in the player chat at the start ('' = nothing)")
     goodbye: str = _opt("Thanks for the game, {opponent}!",
                         "said in the player chat at the end ('' = nothing)")
+    spectator_greeting: str = _opt("Hi, I am {me}, a micro-Max 4.5 port. Type !help for my commands.",
+                                   "said in the spectator chat at the start ('' = nothing)")
+    spectator_goodbye: str = _opt("Thanks for watching!",
+                                  "said in the spectator chat at the end ('' = nothing)")
     shutdown_grace_s: float = _opt(12.0, "on SIGTERM (or a second Ctrl-C), how long a running search may "
                                    "go on, s", lo=0.0, hi=18.0)
     correspondence_checkin_s: float = _opt(300.0, "how often to look for correspondence games where it is "
                                            "our turn, s", lo=1.0, hi=86400.0)
     quit_after_games: int = _opt(0, "after this many games have started, take no more and exit when they "
                                  "are over (0 = never)", lo=0)
+
+
+# Who gets an answer to !eval: nobody (the command does not exist), spectators (the spectator room,
+# never the opponent: the score would help them) or everyone.
+EVAL_FOR = ("nobody", "spectators", "everyone")
+
+
+@dataclass
+class ChatConfig:
+    commands: bool = _opt(True, "answer !help, !name and !eval in the chat room they come from")
+    eval_for: str = _opt("spectators", "who gets an answer to !eval (the last search's score, depth, nodes): "
+                         "nobody, spectators (never the opponent) or everyone", choices=EVAL_FOR)
+    answer_interval_s: float = _opt(10.0, "at most one answer per room this often, s; commands in between "
+                                    "are ignored", lo=0.0, hi=3600.0)
 
 
 @dataclass
@@ -312,6 +330,7 @@ class Config:
     challenge: ChallengeConfig = field(default_factory=ChallengeConfig)
     time: TimeConfig = field(default_factory=TimeConfig)
     game: GameConfig = field(default_factory=GameConfig)
+    chat: ChatConfig = field(default_factory=ChatConfig)
     draw: DrawConfig = field(default_factory=DrawConfig)
     resign: ResignConfig = field(default_factory=ResignConfig)
     tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
@@ -547,7 +566,7 @@ def _check_relations(cfg: Config) -> None:
                           f"got {_show(cfg.url)}")
     cfg.url = cfg.url.rstrip("/")
     _check_tablebase(cfg.tablebase)
-    for key in ("greeting", "goodbye"):
+    for key in ("greeting", "goodbye", "spectator_greeting", "spectator_goodbye"):
         _check_template(getattr(cfg.game, key), f"game.{key}")
     # Lichess ids are lower-case user names; compare them that way.
     c.block_list = [u.lower() for u in c.block_list]

@@ -5,7 +5,9 @@ The thread reads the game's stream (reopened whenever it breaks), follows the se
 (`engine.timeman`, shared with the UCI front-end) and posts
 the move, logging the time from receiving the gameState to the POST leaving. Around that: draw
 offers and answers and resignation by the score rule, an abort when the opponent never makes a
-first move, a claim of victory when the opponent has left, a greeting and a goodbye.
+first move, a claim of victory when the opponent has left, and the chat (`bot.chat`): a greeting and
+a goodbye in both rooms, and the answers to commands, queued for the game's chat sender so that no
+chat request ever delays a move.
 
 A correspondence game is played in *visits* (`visit=True`, started by bot/correspondence.py): the
 thread reads the game's state, moves if it is our turn, and ends as soon as it is the opponent's
@@ -30,7 +32,7 @@ from typing import Any
 
 import chess
 
-from bot import records
+from bot import chat, records
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.outside import MoveSource
@@ -45,6 +47,8 @@ MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later
 # Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):
 # a game not over this long after a claim may claim again.
 CLAIM_AGAIN_AFTER_S = 3.0
+# When the game thread ends, the chat sender may take this long to send what is left (the goodbye).
+CHAT_FLUSH_S = 5.0
 # Lichess ignores a draw offer made within 20 plies of the same player's last one
 # (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
 DRAW_OFFER_GAP_PLIES = 20
@@ -107,8 +111,11 @@ class Game:
         self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
         self._said_goodbye = False
+        self.outbox = chat.Outbox(game_id, li)
+        self._commands = chat.Commands(cfg.chat, me)
         # Our search results and what they led to.
         self.scores: list[int] = []
+        self.last_search: chat.Search | None = None  # what !eval tells
         self._last_offer_ply = -10**6
         self._draw_answered_ply = -1
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
@@ -160,6 +167,7 @@ class Game:
         finally:
             self._cancel_timers()
             self._drop_engine()
+            self.outbox.close(CHAT_FLUSH_S)  # the goodbye, if it could not go yet
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             if self._on_end is not None:
                 self._on_end(self)
@@ -216,8 +224,7 @@ class Game:
             if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
                 self._stream_stop.set()  # the opponent's turn: nothing to hold until our next one
             elif kind == "chatLine":
-                log.info("game %s: chat [%s] %s: %s", self.id, event.get("room"), event.get("username"),
-                         event.get("text"))
+                self._on_chat(event)
             elif kind == "opponentGone":
                 self._on_gone(event)
             else:
@@ -434,8 +441,11 @@ class Game:
                                                                     else "btime"))
         after = None if mine is None else int(mine - (sent - received) * 1000 + self.increment_ms)
         scored = getattr(res, "scored", res.depth > 0)
+        source = str(getattr(res, "source", "search"))
         self.record.notes[ply] = records.MoveNote(int(res.score) if scored else None, int(res.depth),
-                                                  str(getattr(res, "source", "search")), after)
+                                                  source, after)
+        if source == "search" and res.depth > 0:
+            self.last_search = chat.Search(str(res.move), int(res.score), int(res.depth), int(res.nodes))
 
     def _log_move(self, res: Any, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
@@ -567,18 +577,28 @@ class Game:
             log.warning("game %s: claim-victory failed: %s", self.id, e)
             self._claimed_at = -math.inf  # the server's next opponentGone may allow it
 
+    def _on_chat(self, event: dict[str, Any]) -> None:
+        try:
+            line = chat.read_line(event)
+        except chat.BadLine as e:
+            # Nothing of the game's course is in a chat line: no stream reopening.
+            log.warning("game %s: unusable chatLine skipped (%s)", self.id, e)
+            return
+        log.info("game %s: chat [%s] %s: %s", self.id, line.room, line.username, line.text[:200])
+        answer = self._commands.answer(line, self.opponent, self.last_search)
+        if answer is not None:
+            self.outbox.say(line.room, answer)
+
     def _greet(self) -> None:
         if not self._greeted and self._playable:
             self._greeted = True
-            self._say(self.cfg.game.greeting)
+            self._say(self.cfg.game.greeting, self.cfg.game.spectator_greeting)
 
-    def _say(self, template: str) -> None:
-        if not template:
-            return
-        try:
-            self.li.chat(self.id, chat_text(template, self.me, self.opponent))
-        except LichessError as e:
-            log.warning("game %s: chat failed: %s", self.id, e)
+    def _say(self, player: str, spectator: str) -> None:
+        """Queue the two rooms' texts (templates; '' = nothing) for the chat sender."""
+        for room, template in (("player", player), ("spectator", spectator)):
+            if template:
+                self.outbox.say(room, chat_text(template, self.me, self.opponent))
 
     def _give_up(self, why: str) -> None:
         log.error("game %s: %s; aborting (or resigning if too late to abort)", self.id, why)
@@ -604,13 +624,13 @@ class Game:
         log.info("game %s: over: %s, %s (%d plies; overhead beyond the search: median %.1f, max %.1f ms)",
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
-        # once, and the goodbye below can take seconds of retries.
+        # once, and the thread waits for the goodbye to be sent (at most CHAT_FLUSH_S).
         self._cancel_timers()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
         if not self._said_goodbye and status not in ("aborted", "noStart"):
             self._said_goodbye = True
-            self._say(self.cfg.game.goodbye)
+            self._say(self.cfg.game.goodbye, self.cfg.game.spectator_goodbye)
         self._stream_stop.set()
 
     def _write_record(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:

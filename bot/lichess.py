@@ -371,9 +371,17 @@ class Lichess:
         # Per game: a 429 on one game's moves must not freeze the others.
         self._call(f"move:{game_id}", lambda: self.client.bots.make_move(game_id, path), idempotent=False)
 
+    CHAT = "chat"  # one kind for all games: a 429 on one game's chat pauses every game's (never urgent)
+
     def chat(self, game_id: str, text: str, room: str = "player") -> None:
+        """Post a chat line. Never waits out a pause: while chat is paused after a 429 it raises
+        `RateLimited` with the time left at once, so the caller (`bot.chat.Outbox`) decides when to
+        try again, and for how long a line is still worth sending."""
+        left = self.pauses.remaining(self.CHAT)
+        if left > 0:
+            raise RateLimited(self.CHAT, left)
         spectator = room == "spectator"
-        self._call("chat", lambda: self.client.bots.post_message(game_id, text, spectator=spectator))
+        self._call(self.CHAT, lambda: self.client.bots.post_message(game_id, text, spectator=spectator))
 
     def abort(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self.client.bots.abort_game(game_id))

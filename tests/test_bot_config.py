@@ -23,6 +23,10 @@ def test_defaults_are_valid_and_sensible():
     assert cfg.network.rate_limit_pause_s == 60.0
     assert cfg.network.read_timeout_s > 7  # Lichess' keep-alive interval
     assert cfg.game.shutdown_grace_s < 20
+    assert cfg.chat.eval_for == "spectators"  # by default the opponent gets no help from !eval
+    assert cfg.chat.commands and cfg.chat.answer_interval_s == 10
+    assert cfg.game.spectator_greeting and cfg.game.spectator_greeting != cfg.game.greeting
+    assert "!help" in cfg.game.spectator_greeting  # the spectator room is where commands are answered
 
 
 def test_example_file_shows_exactly_the_defaults():
@@ -90,6 +94,15 @@ def test_the_old_per_game_key_says_what_it_became():
     ({"game": {"greeting": "hi {you}"}}, ["game.greeting", "{you}", "{me}, {opponent}"]),
     ({"game": {"goodbye": "x" * 141}}, ["game.goodbye", "140"]),
     ({"game": {"shutdown_grace_s": 30}}, ["game.shutdown_grace_s", "between"]),
+    ({"game": {"spectator_goodbye": "Bye {watchers}"}},
+     ["game.spectator_goodbye", "{watchers}", "{me}, {opponent}"]),
+    ({"game": {"spectator_greeting": "x" * 141}}, ["game.spectator_greeting", "140"]),
+    ({"chat": {"eval_for": "spectator"}},
+     ["chat.eval_for", "'spectator'", "nobody, spectators, everyone", "did you mean 'spectators'"]),
+    ({"chat": {"eval_for": True}}, ["chat.eval_for", "expected text"]),
+    ({"chat": {"commands": "on"}}, ["chat.commands", "true or false"]),
+    ({"chat": {"answer_interval_s": -1}}, ["chat.answer_interval_s", "between 0.0 and 3600.0"]),
+    ({"chat": {"answer_every_s": 10}}, ["'chat.answer_every_s'", "did you mean 'chat.answer_interval_s'"]),
     ({"network": 5}, ["network", "mapping"]),
     ({"tablebase": {"url": "tablebase.lichess.ovh"}}, ["tablebase.url", "http", "https://tablebase.lichess.ovh"]),
     ({"tablebase": {"max_pieces": 9}}, ["tablebase.max_pieces", "between 2 and 7", "9"]),

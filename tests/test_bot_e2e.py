@@ -126,8 +126,8 @@ def test_full_game_to_mate_against_a_scripted_opponent(sandbox, bot_for):
     assert legal_replay(info).is_checkmate()
     assert info.rejected_moves == []
 
-    def said() -> list[str]:
-        return [text for user, _, text in sandbox.game(gid).chat if user == "umax-bot"]
+    def said() -> list[str]:  # the player room (the spectator room has its own texts: test_bot_chat.py)
+        return [text for user, room, text in sandbox.game(gid).chat if (user, room) == ("umax-bot", "player")]
 
     assert sandbox.wait_until(lambda: len(said()) == 2, timeout=10)
     assert said() == ["Hi alice, I am umax-bot", "Bye alice"]

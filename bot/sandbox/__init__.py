@@ -93,6 +93,7 @@ Control API (all waits return instead of raising on timeout)::
                 pending_draw, bot_move_times, bot_move_latency, rejected_moves, opponent_gone,
                 stream_connects, open_streams, ...)
     .games(); .wait_game_over(gid, timeout=10.0) -> status; .wait_moves(gid, n, timeout=5.0) -> bool
+    .chat(gid, text, username="spectator1", room="spectator")   (anyone's chat line: a spectator, "lichess")
     .wait_until(predicate, timeout=5.0) -> bool; .wait_event_stream(timeout=5.0, connects=1) -> bool
     .event_stream_connects; .event_stream_refused (429s of the connect limit)
     .request_log -> [RequestRecord(t, method, path, status)]  (status 0 = dropped before a status line)

@@ -410,6 +410,11 @@ class Sandbox:
         with self.world.cond:
             return list(self.world.errors)
 
+    def chat(self, gid: str, text: str, username: str = "spectator1", room: str = "spectator") -> None:
+        """A chat line from anyone (a spectator by default; "lichess" for a system line), sent on the
+        game's streams as Lichess sends it. The opponent's own lines: ScriptedOpponent "chat:<text>"."""
+        self.world.chat_as(gid, username, text, room)
+
     def set_opponent_gone(self, gid: str, gone: bool = True) -> None:
         """Make the opponent leave (opponentGone + claim countdown) or come back, at any time."""
         self.world.opponent_gone(gid, gone)

@@ -731,8 +731,13 @@ class World:
 
     def _system_chat(self, g: Game, text: str) -> None:
         """lila Messenger.system: a line from "lichess" in the player room (sent on the game streams)."""
-        g.chat.append(("lichess", "player", text))
-        self._publish_game(g, {"type": "chatLine", "room": "player", "username": "lichess", "text": text})
+        self._chat_line(g, "lichess", "player", text)
+
+    def _chat_line(self, g: Game, username: str, room: str, text: str) -> None:
+        """A line in one of the game's rooms, recorded and sent on its game streams (lila
+        GameStateStream: both rooms, the spectator room only to bot accounts, as the sandbox's is)."""
+        g.chat.append((username, room, text))
+        self._publish_game(g, {"type": "chatLine", "room": room, "username": username, "text": text})
 
     def _draw_yes(self, g: Game, color: str, now: float) -> None:
         """lila Drawer.yes: accept the other side's standing offer (draw), else make an offer if
@@ -809,10 +814,8 @@ class World:
     def bot_chat(self, gid: str, room: str, text: str) -> None:
         """lila BotPlayer.chat (the form is checked by the HTTP layer, as lila BotForm.chat does)."""
         with self.cond:
-            g = self.get_game(gid)
-            g.chat.append((self.bot.name, room, text))
             # Lichess echoes the bot's own line back on its game stream.
-            self._publish_game(g, {"type": "chatLine", "room": room, "username": self.bot.name, "text": text})
+            self._chat_line(self.get_game(gid), self.bot.name, room, text)
             self.cond.notify_all()
 
     def bot_abort(self, gid: str) -> None:
@@ -904,8 +907,13 @@ class World:
         with self.cond:
             g = self.get_game(gid)
             opp = g.black if g.bot_color == "white" else g.white
-            g.chat.append((opp.name, room, text))
-            self._publish_game(g, {"type": "chatLine", "room": room, "username": opp.name, "text": text})
+            self._chat_line(g, opp.name, room, text)
+            self.cond.notify_all()
+
+    def chat_as(self, gid: str, username: str, text: str, room: str = "spectator") -> None:
+        """Anyone's line: a spectator's (in the spectator room), or a system line as `lichess`."""
+        with self.cond:
+            self._chat_line(self.get_game(gid), username, room, text)
             self.cond.notify_all()
 
     def _set_gone(self, g: Game, gone: bool, now: float) -> None:
