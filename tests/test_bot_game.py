@@ -106,10 +106,13 @@ def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     game._handle(state([m1, "e7e5", m3, "b8c6"]), time.monotonic())
     assert sb.wait_moves(gid, 5, timeout=10)
     assert engine.rebuilds == 1  # the whole game so far on one hash table
-    # A move list that is not an extension (as after a takeback): rebuilt from the start.
+    # A takeback (the list a strict prefix of the engine's game): taken back, the table kept.
     game._handle(state([m1]), time.monotonic())
-    assert engine.rebuilds == 2
-    assert engine.moves == [chess.Move.from_uci(m1).uci()]
+    assert engine.rebuilds == 1 and engine.moves == [m1] and engine.board_matches()
+    # A move list that is neither an extension nor a prefix: rebuilt from the start.
+    other = "e2e4" if m1 != "e2e4" else "d2d4"
+    game._handle(state([other]), time.monotonic())
+    assert engine.rebuilds == 2 and engine.moves == [other]
 
 
 def test_variant_the_engine_cannot_play_is_aborted(sb):
@@ -283,6 +286,35 @@ def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
     assert position.update(moves, own_move_posted_at=4)
     assert not engine.pondering and position.ponder_misses == 1
     assert engine.moves == moves and engine.board_matches()
+
+
+def test_a_takeback_stops_the_ponder_search_and_keeps_the_table():
+    engine = CountingEngine()
+    position = GamePosition(engine, "test")
+    position.start(None)
+    started = engine.rebuilds
+    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
+    ours = position.think(Limits(nodes=2000)).move
+    assert position.update(["e2e4", "e7e5", ours], own_move_posted_at=2)  # the echo of our move
+    assert position.start_ponder() is not None and engine.pondering
+    # The opponent takes back its move and ours (proposed on its own turn: 2 plies).
+    assert position.update(["e2e4"], own_move_posted_at=2)
+    assert not engine.pondering and engine.moves == ["e2e4"] and engine.board_matches()
+    assert engine.rebuilds == started and position.ponder_misses == 0  # no rebuild, and not a miss
+    assert int((engine.table["D"] > 0).sum()) > 100  # the searches' entries are still there
+
+
+def test_a_takeback_past_the_engines_restart_rebuilds_it():
+    engine = CountingEngine()
+    position = GamePosition(engine, "test")
+    position.start(None)
+    position.update(["e2e4", "e7e5", "g1f3"], own_move_posted_at=-1)
+    position._rebuild_engine_here(position.moves)  # as after a move the engine refused
+    assert position.update(["e2e4", "e7e5", "g1f3", "b8c6"], own_move_posted_at=-1)
+    assert engine.moves == ["b8c6"]
+    engine.rebuilds = 0
+    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
+    assert engine.rebuilds == 1 and engine.moves == ["e2e4", "e7e5"] and engine.board_matches()
 
 
 def test_a_source_move_beats_a_ponder_hit_and_the_engine_follows_the_real_game():
