@@ -197,6 +197,13 @@ class ResignConfig:
 
 
 @dataclass
+class TakebackConfig:
+    max_per_game: int = _opt(0, "takeback offers accepted per game; 0 = decline every offer", lo=0, hi=100)
+    humans_only: bool = _opt(True, "accept only from human opponents, never from a BOT account")
+    casual_only: bool = _opt(True, "accept only in casual games, never in rated ones")
+
+
+@dataclass
 class TablebaseConfig:
     enabled: bool = _opt(True, "ask the online tablebase (Lichess's: up to 7 pieces) before the engine "
                          "searches; with the default url only in games on lichess.org")
@@ -333,6 +340,7 @@ class Config:
     chat: ChatConfig = field(default_factory=ChatConfig)
     draw: DrawConfig = field(default_factory=DrawConfig)
     resign: ResignConfig = field(default_factory=ResignConfig)
+    takeback: TakebackConfig = field(default_factory=TakebackConfig)
     tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     book: BookConfig = field(default_factory=BookConfig)

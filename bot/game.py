@@ -4,10 +4,17 @@ The thread reads the game's stream (reopened whenever it breaks), follows the se
 (`bot.position`), thinks when it is our turn within the limits of the one time manager
 (`engine.timeman`, shared with the UCI front-end) and posts
 the move, logging the time from receiving the gameState to the POST leaving. Around that: draw
-offers and answers and resignation by the score rule, an abort when the opponent never makes a
-first move, a claim of victory when the opponent has left, and the chat (`bot.chat`): a greeting and
-a goodbye in both rooms, and the answers to commands, queued for the game's chat sender so that no
-chat request ever delays a move.
+offers and answers and resignation by the score rule, the opponent's takeback offers answered by
+the `takeback` rule, an abort when the opponent never makes a first move, a claim of victory when
+the opponent has left, and the chat (`bot.chat`): a greeting and a goodbye in both rooms, and the
+answers to commands, queued for the game's chat sender so that no chat request ever delays a move.
+
+Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
+before we think when it is our turn; a state from before our own move is not answered (our move
+ended the offer). Lichess undoes 2 plies when the offer was made on the proposer's own turn, else 1;
+when the server's move list gets shorter, the engine takes the moves back (`bot.position`) and what
+the game noted about the plies taken back goes (our last move's ply, scores, record notes, the draw
+answer), so the bot moves again where it had moved before.
 
 A correspondence game is played in *visits* (`visit=True`, started by bot/correspondence.py): the
 thread reads the game's state, moves if it is our turn, and ends as soon as it is the opponent's
@@ -99,6 +106,8 @@ class Game:
         self.color: chess.Color = chess.WHITE
         self.initial_fen: str | None = None
         self.opponent = "?"
+        self.opponent_is_bot = False  # their title is BOT (takeback.humans_only)
+        self.rated = True  # unless the gameFull says casual (takeback.casual_only)
         self.increment_ms = 0
         self.initial_ms: int | None = None  # the game's initial clock: scales the time reserve
         self.correspondence = False
@@ -116,8 +125,11 @@ class Game:
         # Our search results and what they led to.
         self.scores: list[int] = []
         self.last_search: chat.Search | None = None  # what !eval tells
+        self._score_plies: list[int] = []  # the ply of each score: a takeback drops the later ones
         self._last_offer_ply = -10**6
         self._draw_answered_ply = -1
+        self.takebacks_accepted = 0
+        self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
         self.winner: str | None = None
@@ -275,6 +287,8 @@ class Game:
         self.color = chess.WHITE if ids[0] == self.me else chess.BLACK
         them = black if self.color == chess.WHITE else white
         self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")[:60]
+        self.opponent_is_bot = them.get("title") == "BOT"
+        self.rated = full.get("rated") is not False  # anything but a clear casual counts as rated
         self.initial_fen = None if fen == "startpos" else fen
         self.increment_ms = clock_ms(clock.get("increment")) or 0
         self.initial_ms = clock_ms(clock.get("initial"))
@@ -339,17 +353,86 @@ class Game:
         posted_at = self._moved_at_ply if self._unsent is None else self._unsent[0]
         if confirmed:
             posted_at = max(self._moved_at_ply, posted_at)
+        before = len(self.position.moves)
         if not self.position.update(moves, posted_at):
             raise BadData("its moves cannot be replayed from the game's start")
+        if len(moves) < before and len(moves) != posted_at:  # (not a state from before our move, late)
+            self._forget_taken_back(before - len(moves))
         if confirmed:
             self._moved_at_ply, self._unsent = posted_at, None
         if self._opponent_moved() and self._abort_timer is not None:
             self._abort_timer.cancel()
+        if self._answer_takeback(state, len(moves)):
+            return  # accepted: the shorter game comes with the next state
         offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
         if self.position.board.turn == self.color and self._moved_at_ply != len(moves):
             self._think_and_move(state, received, offered)
         elif offered:
             self._accept_draw()
+
+    # ------------------------------------------------------------ takebacks
+
+    def _forget_taken_back(self, plies: int) -> None:
+        """The server's game got `plies` shorter (a takeback; the engine followed in position.update):
+        what we noted about the plies taken back goes, so that we move again where we had moved."""
+        assert self.position is not None
+        ply = self.position.ply
+        if self._moved_at_ply >= ply:
+            self._moved_at_ply = -1
+        if self._unsent is not None and self._unsent[0] >= ply:
+            self._unsent = None
+        kept = [n for n, at in enumerate(self._score_plies) if at < ply]
+        self.scores = [self.scores[n] for n in kept]
+        self._score_plies = [self._score_plies[n] for n in kept]
+        for at in [at for at in self.record.notes if at >= ply]:
+            del self.record.notes[at]
+        if self._draw_answered_ply >= ply:
+            self._draw_answered_ply = -1
+        self._takeback_answered_ply = -1
+        log.info("game %s: takeback: %d %s taken back, the game goes on from ply %d (%s to move)", self.id,
+                 plies, "ply" if plies == 1 else "plies", ply, chess.COLOR_NAMES[self.position.board.turn])
+
+    def _answer_takeback(self, state: dict[str, Any], ply: int) -> bool:
+        """Answer the opponent's takeback offer in this state, once per offer, by the `takeback` rule;
+        True when it was accepted. Our own flag needs no answer; a flag that is not true/false is
+        logged and taken as no offer."""
+        key = "btakeback" if self.color == chess.WHITE else "wtakeback"
+        flag = state.get(key)
+        if flag is not None and not isinstance(flag, bool):
+            log.warning("game %s: %s is not true or false (%s); taken as no takeback offer", self.id, key,
+                        repr(flag)[:30])
+            flag = False
+        if not flag:
+            self._takeback_answered_ply = -1  # no offer standing: the next one gets its own answer
+            return False
+        posted_here = self._moved_at_ply == ply or (self._unsent is not None and self._unsent[0] == ply)
+        if self._takeback_answered_ply == ply or posted_here:
+            # Answered already (a repeated state must not repeat it), or a state from before our move,
+            # which ended the offer: Lichess would take a yes now for an offer of ours.
+            return False
+        self._takeback_answered_ply = ply
+        accept, why = self._takeback_rule()
+        log.info("game %s: %s's takeback offer: %s (%s)", self.id, self.opponent,
+                 "accepting" if accept else "declining", why)
+        try:
+            self.li.takeback(self.id, accept)
+        except LichessError as e:
+            log.warning("game %s: takeback answer failed (%s)", self.id, e)
+            return False
+        self.takebacks_accepted += accept
+        return accept
+
+    def _takeback_rule(self) -> tuple[bool, str]:
+        """Accept the opponent's takeback offer? And the rule that decided, for the log."""
+        t = self.cfg.takeback
+        if self.takebacks_accepted >= t.max_per_game:
+            return False, (f"takeback.max_per_game {t.max_per_game}"
+                           + (f", {self.takebacks_accepted} accepted already" if t.max_per_game else ""))
+        if t.humans_only and self.opponent_is_bot:
+            return False, "takeback.humans_only: the opponent is a BOT"
+        if t.casual_only and self.rated:
+            return False, "takeback.casual_only: a rated game"
+        return True, f"{self.takebacks_accepted + 1} of takeback.max_per_game {t.max_per_game}"
 
     def _plies_until_opponent_moved(self) -> int:
         first_mover = chess.Board(self.initial_fen).turn if self.initial_fen else chess.WHITE
@@ -386,6 +469,7 @@ class Game:
                 # a tablebase move its verdict (OutsideMove.scored).
                 if getattr(res, "scored", res.depth > 0):
                     self.scores.append(int(res.score))
+                    self._score_plies.append(ply)
                 if self._resign_rule_holds():
                     log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
                              self.cfg.resign.consecutive)

@@ -291,7 +291,7 @@ class Lichess:
         self.pauses = Pauses()
         self.session = TimeoutSession(token, (net.connect_timeout_s, net.read_timeout_s))
         self.client = berserk.Client(self.session, base_url=url)
-        # berserk 0.14.0 has no bot draw or claim-victory method: same requestor, our own paths.
+        # berserk 0.14.0 has no bot draw, takeback or claim-victory method: same requestor, our own paths.
         self._raw = Requestor(self.session, url, default_fmt=JSON)
 
     # ------------------------------------------------------------ plain requests
@@ -393,6 +393,14 @@ class Lichess:
         """Offer or accept a draw (`yes`), or decline the opponent's offer (`no`)."""
         answer = "yes" if accept else "no"
         self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/draw/{answer}"))
+
+    def takeback(self, game_id: str, accept: bool) -> None:
+        """Accept (`yes`) or decline (`no`) the opponent's takeback offer. A yes is sent again only if
+        it never reached the server: with the offer answered already, Lichess takes a second yes as a
+        takeback offer of ours (lila Takebacker.yes)."""
+        answer = "yes" if accept else "no"
+        self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/takeback/{answer}"),
+                   idempotent=not accept)
 
     def claim_victory(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/claim-victory"))

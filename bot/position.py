@@ -5,8 +5,10 @@ python-chess board, which takes castling as e1g1 or e1h1 and any promotion piece
 FEN's castling rights as Lichess does (`engine.board.rules_board`): in a "From Position" game a
 right may belong to a rook off its corner, castled king-takes-rook (e1f1), and the engine follows
 that too. The engine is fed only the new moves with `play()`, so its hash table and its draw locks
-follow the game; it is rebuilt (new_game + every move) only when the server's list is not an
-extension of what it has seen (a takeback, a refused move, a restart).
+follow the game. A list that is a strict prefix of the engine's game (a takeback) is followed with
+`take_back()`: the table stays, and the draw locks of the positions taken back are released. The
+engine is rebuilt (new_game + every move) only when the server's list is neither (a refused move, a
+restart, a takeback past the position the engine had to restart from).
 
 If the engine cannot follow at all (it refuses a move the rules allow, or a search fails), the game
 goes on anyway: the engine restarts from the current position's FEN (losing only its memory of
@@ -47,6 +49,7 @@ class EngineLike(Protocol):
     def ponder(self, expected: str) -> None: ...
     def ponderhit(self, limits: Limits, since: float | None = None) -> Any: ...
     def ponder_miss(self) -> Any: ...
+    def take_back(self, plies: int) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,12 @@ class GamePosition:
                     return True
                 except Exception as e:  # noqa: BLE001 - IllegalMove or EngineDesync: rebuild below
                     log.warning("%s: the engine refused a move (%s); rebuilding its game", self.label, e)
+            elif seen[:len(tail)] == tail:  # a takeback (update() stopped any ponder search first)
+                try:
+                    self.engine.take_back(len(seen) - len(tail))
+                    return True
+                except Exception as e:  # noqa: BLE001 - a bug: the rebuild below still follows the game
+                    log.warning("%s: the engine cannot take back (%s); rebuilding its game", self.label, e)
             else:
                 log.info("%s: the server's moves are not an extension of the engine's; rebuilding",
                          self.label)

@@ -11,6 +11,7 @@ Public API (the bot, the UCI front-end and the tests use exactly this)::
     res = eng.think(limits=allocate(Clock(60_000, 1_000)))   # the time manager (engine/timeman.py)
     eng.expected_reply()                 # the reply the search expects (a legal UCI move) or None
     eng.ponder("e7e5"); eng.ponderhit(limits) or eng.ponder_miss()   # see engine/ponder.py
+    eng.take_back(2)                     # the game without its last 2 moves; the table is kept
 
 The search itself lives in ``engine/search.py``; this module only prepares its inputs (board, key
 words, globals) and translates its outputs. What acts on a running search from another thread (the
@@ -166,6 +167,9 @@ class Engine:
         self._table_used = table is not None  # a lent table may hold an earlier game: new_game() clears it
         self.refused_legal_moves = 0  # legal moves the search would not play (see play()); expected 0
         self.moves: list[str] = []
+        # The state before each move of `moves` (same length): the 0x88 board and the original's
+        # game-level globals, to put back on take_back().
+        self._history: list[tuple[np.ndarray, np.ndarray]] = []
         self._ponder: PonderState | None = None
         self.new_game()
 
@@ -208,6 +212,7 @@ class Engine:
             self._load(pos)
             self._board = board
             self.moves = []
+            self._history = []
 
     def _load(self, pos: bd.Position) -> None:
         """Put a board and its game-level globals in place (the caller holds the lock)."""
@@ -252,6 +257,7 @@ class Engine:
         text = bd.move_text(self._board, move)  # castling as the king's step (e1g1), as the search has it
         x, y = bd.parse_uci_squares(text)
         with self._lock:
+            before = self._before_move()
             captured = int(self._b[y])
             g = self._g
             r_before = int(g[G_R])
@@ -262,7 +268,7 @@ class Engine:
             if played and move.promotion and move.promotion != chess.QUEEN:
                 self._underpromote(y, move.promotion, captured, r_before)
             self._board.push(move)
-            self.moves.append(text)
+            self._add_move(text, before)
             if not played:
                 # Never expected (tests/test_engine_oracle.py plays thousands of moves): the search did
                 # not play a legal move. A game must go on, so set the position up from the rules board,
@@ -277,17 +283,27 @@ class Engine:
         the position after it is set up from the rules board (keys, Q, O, R derived from it), and the
         table keeps everything else it holds."""
         with self._lock:
+            before = self._before_move()
             self._lock_game_position()
             text = bd.move_text(self._board, move)
             self._board.push(move)
-            self.moves.append(text)
+            self._add_move(text, before)
             self._load(bd.position_from_board(self._board, self._words))
+
+    def _before_move(self) -> tuple[np.ndarray, np.ndarray]:
+        """The state a move starts from, for the history take_back() restores (the caller holds the lock)."""
+        return self._b.copy(), self._g[:G_BUDGET].copy()
+
+    def _add_move(self, text: str, before: tuple[np.ndarray, np.ndarray]) -> None:
+        """Record a game move and the state before it: `moves` and `_history` grow together."""
+        self.moves.append(text)
+        self._history.append(before)
 
     def _lock_game_position(self) -> None:
         """Mark the current position as part of the game's history: what D()'s root does to its own
         hash entry when it plays a game move (the caller holds the lock)."""
         g = self._g
-        entry = self._hash[(int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1)]
+        entry = self._hash[self._slot()]
         # X's flags 8 and 128 (the 0x88 bits, no move): the score holds as both bounds, so any window
         # takes the draw, as in the entries the root leaves (its full-window iterations are exact).
         entry["K"], entry["V"], entry["D"], entry["X"], entry["Y"] = int(g[G_Z]), 0, 99, -120, 0
@@ -345,6 +361,7 @@ class Engine:
         budget = NO_LIMIT if node_budget is None else max(0, int(node_budget))
         depth_limit = 97 if max_depth is None else max(1, min(97, int(max_depth)))
         g = self._g
+        before = self._before_move()  # before _prepare: its counters are part of the state a move left
         start = time.monotonic_ns()
         deadline = 0 if movetime_ms is None else start + max(1, int(movetime_ms * 1e6))
         self._prepare(mk=I, budget=budget, max_depth=depth_limit, deadline=deadline)
@@ -366,7 +383,7 @@ class Engine:
         iterations = self.completed_iterations()
         move_text = None
         if ret == I:
-            move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]))
+            move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]), before)
         last = iterations[-1] if iterations else (0, 0, 0, "")
         return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
                             time_ms=elapsed_ms, iterations=iterations)
@@ -383,7 +400,7 @@ class Engine:
                  _move_text(int(g[G_TRACE + 5 * n + 3]), int(g[G_TRACE + 5 * n + 4]) & 0x77))
                 for n in range(start, count)]
 
-    def _record_own_move(self, x: int, y: int) -> str:
+    def _record_own_move(self, x: int, y: int, before: tuple[np.ndarray, np.ndarray]) -> str:
         """Mirror the move the search just played onto the rules board (the original promotes to a queen)."""
         move = chess.Move(bd.from88(x), bd.from88(y))
         piece = self._board.piece_at(move.from_square)
@@ -396,7 +413,7 @@ class Engine:
             raise EngineDesync(f"the search played {move.uci()}, illegal in {self._board.fen()}") from None
         text = bd.move_text(self._board, move)
         self._board.push(move)
-        self.moves.append(text)
+        self._add_move(text, before)
         return text
 
     def stop(self) -> None:
@@ -409,6 +426,47 @@ class Engine:
             ponder.stop_requested = True   # before G_STOP: a search starting now sees one or the other
         self._g[G_STOP] = 1
 
+    # ----------------------------------------------------------------- takebacks
+    def take_back(self, plies: int) -> None:
+        """Undo the game's last ``plies`` moves; the hash table is kept.
+
+        Afterwards the engine is exactly where it was before the first of those moves: the 0x88 board,
+        the game-level globals (k, Q, O, R, J, Z, and the last search's K, L, N), the python-chess
+        board and ``moves`` (its first ``len(moves) - plies``). The table keeps every entry except the
+        draw locks of the positions taken back: a position a move was played from is locked (depth 99,
+        score 0, see ``hash_entry``), and one no longer part of the game must not score as a
+        repetition. Each such lock is emptied (K, V, X, Y, D = 0) unless the same position (slot and
+        Z) is still one of the game's, and only while the entry still holds that lock. The position
+        returned to is not locked either: no move has been played from it now.
+
+        ValueError when ``plies`` is not 0 to ``len(moves)``; RuntimeError while pondering.
+        """
+        self._refuse_while_pondering()
+        if isinstance(plies, bool) or not isinstance(plies, int) or not 0 <= plies <= len(self.moves):
+            raise ValueError(f"plies must be a whole number from 0 to {len(self.moves)} (the moves played), "
+                             f"got {plies!r}")
+        if plies == 0:
+            return
+        with self._lock:
+            keep = len(self.moves) - plies
+            still_played = {self._position_key(g) for _, g in self._history[:keep]}
+            for _, g in self._history[keep:]:
+                slot, z = self._position_key(g)
+                entry = self._hash[slot]
+                if (slot, z) not in still_played and int(entry["K"]) == z and int(entry["D"]) == 99:
+                    self._hash[slot] = (0, 0, 0, 0, 0)
+            b, g = self._history[keep]
+            self._b[:] = b
+            self._g[:G_BUDGET] = g
+            for _ in range(plies):
+                self._board.pop()
+            del self.moves[keep:]
+            del self._history[keep:]
+
+    def _position_key(self, g: np.ndarray) -> tuple[int, int]:
+        """(slot, lock) of the position the globals `g` describe: where its draw lock lives."""
+        return (int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1), int(g[G_Z])
+
     # ----------------------------------------------------------------- pondering (engine/ponder.py)
     @property
     def pondering(self) -> bool:
@@ -420,8 +478,7 @@ class Engine:
             raise RuntimeError("the engine is pondering: call ponderhit() or ponder_miss() first")
 
     def _slot(self) -> int:
-        g = self._g
-        return (int(g[G_J]) + int(g[G_K]) * int(g[G_O])) & (len(self._hash) - 1)
+        return self._position_key(self._g)[0]
 
     def expected_reply(self) -> str | None:
         """The reply the last search expects in the current position, or None (see engine/ponder.py)."""
@@ -485,6 +542,7 @@ class Engine:
             self._b[:] = state.b
             self._g[:] = state.g
             self._board, self.moves, self.refused_legal_moves = state.board, state.moves, state.refused
+            del self._history[len(self.moves):]  # the moves before ponder() kept their history
         self._ponder = None
         return state.result     # None after a failed ponder search: the game is restored all the same
 

@@ -27,6 +27,8 @@ def test_defaults_are_valid_and_sensible():
     assert cfg.chat.commands and cfg.chat.answer_interval_s == 10
     assert cfg.game.spectator_greeting and cfg.game.spectator_greeting != cfg.game.greeting
     assert "!help" in cfg.game.spectator_greeting  # the spectator room is where commands are answered
+    assert cfg.takeback.max_per_game == 0  # every takeback offer declined unless the file says otherwise
+    assert cfg.takeback.humans_only and cfg.takeback.casual_only
 
 
 def test_example_file_shows_exactly_the_defaults():
@@ -111,6 +113,12 @@ def test_the_old_per_game_key_says_what_it_became():
     ({"tablebase": {"syzygy_path": str(ROOT / "README.md")}}, ["tablebase.syzygy_path", "not a directory"]),
     ({"tablebase": {"syzygy_path": str(ROOT / "tests")}}, ["tablebase.syzygy_path", "no Syzygy tables"]),
     ({"tablebase": {"timeout_ms": 10}}, ["tablebase.timeout_ms", "between 50 and 60000"]),
+    ({"takeback": {"max_per_game": -1}}, ["takeback.max_per_game", "between 0 and 100", "-1"]),
+    ({"takeback": {"max_per_game": 1.5}}, ["takeback.max_per_game", "whole number", "1.5"]),
+    ({"takeback": {"humans_only": "yes"}}, ["takeback.humans_only", "true or false", "'yes'"]),
+    ({"takeback": {"casual": True}}, ["'takeback.casual'", "did you mean 'takeback.casual_only'",
+                                      "max_per_game, humans_only, casual_only"]),
+    ({"takeback": 2}, ["takeback", "mapping", "got 2"]),
     (["a", "list"], ["top level", "mapping"]),
 ])
 def test_bad_values_give_one_line_naming_the_key(data, words):

@@ -28,6 +28,7 @@ from bot.sandbox import (
     ScriptedOpponent,
 )
 from bot.sandbox.opponents import Move
+from engine import Engine
 from engine.board import rules_board
 
 pytestmark = pytest.mark.slow
@@ -301,6 +302,78 @@ def test_bot_offers_a_draw_when_the_rule_holds(sandbox, bot_for):
     gid = sandbox.start_game(RandomOpponent(seed=7), bot_color="white", initial_fen=fen)
     assert sandbox.wait_until(lambda: any(c == "white" for c, _ in sandbox.game(gid).draw_offers), timeout=30)
     assert sandbox.requests(r"offeringDraw=true", "POST")
+
+
+# ---------------------------------------------------------------- takebacks
+
+
+def poll(predicate, timeout: float = 10.0) -> bool:
+    """Wait for a condition on the bot's side (the sandbox's own waits see only sandbox changes)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def takeback_answers(sb: Sandbox, gid: str) -> list[str]:
+    return [r.path.rsplit("/", 1)[1] for r in sb.requests(rf"/api/bot/game/{gid}/takeback/", "POST")]
+
+
+def test_takeback_accepted_then_the_game_goes_on_and_the_second_is_declined(sandbox, bot_for, caplog):
+    # A human asks to take back after the bot replied (on their own turn: lila undoes 2 plies). The bot
+    # accepts (takeback.max_per_game 1), its engine follows the shorter game on the same table, it moves
+    # again at the ply where it had moved, and the next offer is declined.
+    caplog.set_level(logging.INFO)
+    bot = bot_for(takeback={"max_per_game": 1}, book={"enabled": False}, engine={"ponder": False})
+    opponent = ScriptedOpponent(["e7e5", "takeback", "wait:3", "d7d5", "takeback", "wait:2", "resign"])
+    cid = sandbox.send_challenge("alice", color="black", clock=(300, 3), opponent=opponent)
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    gid = sandbox.challenge(cid).game_id
+    assert sandbox.wait_until(lambda: sandbox.game(gid).takebacks != (), timeout=30)
+    first = sandbox.game(gid).moves
+    assert sandbox.game(gid).takebacks == (("black", 2),) and len(first) == 1
+    engine = bot.runner.game(gid).engine
+    assert poll(lambda: engine.moves == first)
+    # The table was kept: the start position, still in the game, keeps its lock, and what the searches
+    # stored stays (hundreds of entries of depth 3 and more; a rebuild would leave the one or two that
+    # replaying the game with play() makes: its searches stop at depth 3 at the root).
+    start = Engine(hash_bits=engine.hash_bits)
+    slot, z = start.hash_entry()["slot"], start.snapshot()["Z"]
+    assert (int(engine.table["K"][slot]), int(engine.table["D"][slot])) == (z, 99)
+    depth = engine.table["D"]
+    assert int(((depth >= 3) & (depth < 99)).sum()) > 50
+    assert sandbox.wait_game_over(gid, timeout=30) == "resign"
+    info = sandbox.game(gid)
+    assert info.winner == "white" and info.rejected_moves == [] and legal_replay(info)
+    assert info.moves[:2] == [first[0], "d7d5"] and len(info.moves) == 3  # and it moved again at ply 2
+    assert takeback_answers(sandbox, gid) == ["yes", "no"]
+    assert [t for u, _, t in info.chat if u == "lichess"] == ["Takeback accepted", "Takeback declined"]
+    logged = [r.getMessage() for r in caplog.records]
+    assert any(f"game {gid}: takeback: 2 plies taken back" in m for m in logged)
+    assert not [m for m in logged if "rebuilding" in m or "restarts" in m]
+
+
+@pytest.mark.parametrize("config, challenge, rule", [
+    ({}, {}, "takeback.max_per_game 0"),
+    ({"max_per_game": 2}, {"rated": True}, "takeback.casual_only"),
+    ({"max_per_game": 2}, {"challenger_is_bot": True}, "takeback.humans_only"),
+])
+def test_takeback_declined_by_default_in_rated_games_and_from_bots(sandbox, bot_for, caplog, config,
+                                                                   challenge, rule):
+    caplog.set_level(logging.INFO, logger="bot.game")
+    bot_for(takeback=config, book={"enabled": False}, engine={"ponder": False})
+    opponent = ScriptedOpponent(["e7e5", "takeback", "wait:2", "resign"])
+    cid = sandbox.send_challenge("robo" if challenge.get("challenger_is_bot") else "alice", color="black",
+                                 clock=(300, 3), opponent=opponent, **challenge)
+    assert sandbox.wait_challenge_answered(cid) == "accepted"
+    gid = sandbox.challenge(cid).game_id
+    assert sandbox.wait_game_over(gid, timeout=30) == "resign"
+    info = sandbox.game(gid)
+    assert takeback_answers(sandbox, gid) == ["no"] and info.takebacks == () and len(info.moves) == 3
+    assert ("lichess", "player", "Takeback declined") in info.chat
+    assert any(f"takeback offer: declining ({rule}" in r.getMessage() for r in caplog.records)
 
 
 def test_abort_when_the_opponent_makes_no_first_move(sandbox, bot_for):

@@ -7,6 +7,7 @@ cannot play. The game's requests (moves, abort) go to a real sandbox game, which
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
@@ -42,11 +43,12 @@ def sb():
         yield sandbox
 
 
-def make_game(sb: Sandbox, gid: str, **draw: Any) -> Game:
+def make_game(sb: Sandbox, gid: str, takeback: dict[str, Any] | None = None, **draw: Any) -> Game:
     cfg = config_from_dict({"token": sb.token, "url": sb.url, "engine": {"hash_total_mb": 1},
                             "time": {"fixed_nodes": 1000},
                             "game": {"greeting": "", "goodbye": "", "abort_after_s": 0},
-                            "network": {"backoff_base_s": 0.05, "retries": 1}, "draw": draw})
+                            "network": {"backoff_base_s": 0.05, "retries": 1}, "draw": draw,
+                            "takeback": takeback or {}})
     game = Game(gid, Lichess(cfg.token, cfg.url, cfg.network), cfg, "umax-bot", CountingEngine,
                 threading.Event())
     game.engine = CountingEngine()  # what run() does before opening the stream
@@ -60,10 +62,12 @@ def state(moves: list[str], **extra: Any) -> dict[str, Any]:
             "binc": 0, "status": "started", **extra}
 
 
-def full(gid: str, moves: list[str], variant: str = "standard", fen: str = "startpos") -> dict[str, Any]:
-    return {"type": "gameFull", "id": gid, "variant": {"key": variant}, "speed": "blitz", "rated": False,
+def full(gid: str, moves: list[str], variant: str = "standard", fen: str = "startpos", rated: Any = False,
+         title: Any = None) -> dict[str, Any]:
+    return {"type": "gameFull", "id": gid, "variant": {"key": variant}, "speed": "blitz", "rated": rated,
             "clock": {"initial": 300000, "increment": 0}, "white": {"id": "umax-bot", "name": "umax-bot"},
-            "black": {"id": "alice", "name": "alice"}, "initialFen": fen, "state": state(moves)}
+            "black": {"id": "alice", "name": "alice", "title": title}, "initialFen": fen,
+            "state": state(moves)}
 
 
 def bot_moves_posted(sb: Sandbox, gid: str) -> int:
@@ -106,10 +110,13 @@ def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     game._handle(state([m1, "e7e5", m3, "b8c6"]), time.monotonic())
     assert sb.wait_moves(gid, 5, timeout=10)
     assert engine.rebuilds == 1  # the whole game so far on one hash table
-    # A move list that is not an extension (as after a takeback): rebuilt from the start.
+    # A takeback (the list a strict prefix of the engine's game): taken back, the table kept.
     game._handle(state([m1]), time.monotonic())
-    assert engine.rebuilds == 2
-    assert engine.moves == [chess.Move.from_uci(m1).uci()]
+    assert engine.rebuilds == 1 and engine.moves == [m1] and engine.board_matches()
+    # A move list that is neither an extension nor a prefix: rebuilt from the start.
+    other = "e2e4" if m1 != "e2e4" else "d2d4"
+    game._handle(state([other]), time.monotonic())
+    assert engine.rebuilds == 2 and engine.moves == [other]
 
 
 def test_variant_the_engine_cannot_play_is_aborted(sb):
@@ -285,6 +292,35 @@ def test_position_ponders_through_the_echo_and_hits_or_misses_exactly():
     assert engine.moves == moves and engine.board_matches()
 
 
+def test_a_takeback_stops_the_ponder_search_and_keeps_the_table():
+    engine = CountingEngine()
+    position = GamePosition(engine, "test")
+    position.start(None)
+    started = engine.rebuilds
+    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
+    ours = position.think(Limits(nodes=2000)).move
+    assert position.update(["e2e4", "e7e5", ours], own_move_posted_at=2)  # the echo of our move
+    assert position.start_ponder() is not None and engine.pondering
+    # The opponent takes back its move and ours (proposed on its own turn: 2 plies).
+    assert position.update(["e2e4"], own_move_posted_at=2)
+    assert not engine.pondering and engine.moves == ["e2e4"] and engine.board_matches()
+    assert engine.rebuilds == started and position.ponder_misses == 0  # no rebuild, and not a miss
+    assert int((engine.table["D"] > 0).sum()) > 100  # the searches' entries are still there
+
+
+def test_a_takeback_past_the_engines_restart_rebuilds_it():
+    engine = CountingEngine()
+    position = GamePosition(engine, "test")
+    position.start(None)
+    position.update(["e2e4", "e7e5", "g1f3"], own_move_posted_at=-1)
+    position._rebuild_engine_here(position.moves)  # as after a move the engine refused
+    assert position.update(["e2e4", "e7e5", "g1f3", "b8c6"], own_move_posted_at=-1)
+    assert engine.moves == ["b8c6"]
+    engine.rebuilds = 0
+    assert position.update(["e2e4", "e7e5"], own_move_posted_at=-1)
+    assert engine.rebuilds == 1 and engine.moves == ["e2e4", "e7e5"] and engine.board_matches()
+
+
 def test_a_source_move_beats_a_ponder_hit_and_the_engine_follows_the_real_game():
     engine, position, ours, expected = pondering_after_our_move()
     moves = ["e2e4", "e7e5", ours, expected]
@@ -296,3 +332,103 @@ def test_a_source_move_beats_a_ponder_hit_and_the_engine_follows_the_real_game()
     assert (res.move, res.source) == (book_move, "book") and not engine.pondering
     assert engine.moves == moves + [book_move] and engine.board_matches()
     assert position.ponder_hits == 0
+
+
+def takeback_answers(sb: Sandbox, gid: str) -> list[str]:
+    return [r.path.rsplit("/", 1)[1] for r in sb.requests(rf"/api/bot/game/{gid}/takeback/", "POST")]
+
+
+def test_takeback_accepted_once_then_the_bot_moves_again_and_the_next_offer_is_declined(sb, caplog):
+    caplog.set_level(logging.INFO, logger="bot.game")
+    opponent = ScriptedOpponent(["e7e5", "takeback", "wait:3", "d7d5", "takeback", "wait:3"],
+                                then=IdleOpponent())
+    gid = sb.start_game(opponent, bot_color="white", clock=(600, 0))
+    game = make_game(sb, gid, takeback={"max_per_game": 1})
+    engine = game.engine
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    game._handle(state(sb.game(gid).moves), time.monotonic())
+    assert sb.wait_until(lambda: sb.game(gid).pending_takeback == {"black"}, timeout=10)
+    offer = state(sb.game(gid).moves, btakeback=True)
+    m1 = offer["moves"].split()[0]
+    assert len(game.scores) == 2 and sorted(game.record.notes) == [0, 2] and game._moved_at_ply == 2
+    game._handle(offer, time.monotonic())
+    game._handle(offer, time.monotonic())  # the same state again: no second answer
+    assert takeback_answers(sb, gid) == ["yes"] and game.takebacks_accepted == 1
+    assert sb.wait_until(lambda: len(sb.game(gid).moves) == 1, timeout=5)
+    assert sb.game(gid).takebacks == (("black", 2),)
+    # The shorter game: the engine takes back (no rebuild), our notes on ply 2 go.
+    game._handle(state([m1]), time.monotonic())
+    assert engine.moves == [m1] and engine.rebuilds == 1 and engine.board_matches()
+    assert len(game.scores) == 1 and sorted(game.record.notes) == [0] and game._moved_at_ply == -1
+    assert any(f"game {gid}: takeback: 2 plies taken back" in r.getMessage() for r in caplog.records)
+    # The opponent plays another move: we move again at ply 2, where we had moved once.
+    assert sb.wait_moves(gid, 2, timeout=10)
+    game._handle(state(sb.game(gid).moves), time.monotonic())
+    assert sb.wait_moves(gid, 3, timeout=10)
+    assert sb.game(gid).moves[:2] == [m1, "d7d5"] and sb.game(gid).rejected_moves == []
+    assert engine.moves == sb.game(gid).moves and sorted(game.record.notes) == [0, 2]
+    # A second offer: declined, the limit of one is reached.
+    assert sb.wait_until(lambda: sb.game(gid).pending_takeback == {"black"}, timeout=10)
+    game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
+    assert takeback_answers(sb, gid) == ["yes", "no"]
+    assert sb.wait_until(lambda: not sb.game(gid).pending_takeback, timeout=5)
+    assert ("lichess", "player", "Takeback declined") in sb.game(gid).chat
+    assert any("declining (takeback.max_per_game 1, 1 accepted already)" in r.getMessage()
+               for r in caplog.records)
+
+
+@pytest.mark.parametrize("takeback, rated, title, rule", [
+    ({}, False, None, "takeback.max_per_game 0"),
+    ({"max_per_game": 3}, True, None, "takeback.casual_only: a rated game"),
+    ({"max_per_game": 3}, "yes", None, "takeback.casual_only: a rated game"),  # not a clear casual
+    ({"max_per_game": 3}, False, "BOT", "takeback.humans_only: the opponent is a BOT"),
+])
+def test_takeback_declined_by_each_rule(sb, caplog, takeback, rated, title, rule):
+    caplog.set_level(logging.INFO, logger="bot.game")
+    gid = sb.start_game(IdleOpponent(), bot_color="black", clock=(600, 0), moves=["e2e4", "e7e5", "g1f3"],
+                        rated=rated is True, opponent_is_bot=title == "BOT")
+    game = make_game(sb, gid, takeback=takeback)
+    sb.propose_takeback(gid)  # on our turn: accepted, it would undo the opponent's g1f3
+    moves = ["e2e4", "e7e5", "g1f3"]
+    white = {"id": "alice", "name": "alice", "title": title}
+    game._handle(dict(full(gid, moves, rated=rated), white=white, black={"id": "umax-bot"},
+                      state=state(moves, wtakeback=True)), time.monotonic())
+    assert takeback_answers(sb, gid) == ["no"]
+    assert any(f"declining ({rule}" in r.getMessage() for r in caplog.records), rule
+    assert sb.wait_moves(gid, 4, timeout=10)  # ... and we move, as on any turn of ours
+    assert sb.game(gid).takebacks == () and sb.game(gid).rejected_moves == []
+
+
+def test_takeback_flags_that_need_no_answer(sb, caplog):
+    caplog.set_level(logging.INFO, logger="bot.game")
+    gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white", clock=(600, 0))
+    game = make_game(sb, gid, takeback={"max_per_game": 5})
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    moves = sb.game(gid).moves
+    game._handle(state(moves), time.monotonic())
+    assert sb.wait_moves(gid, 3, timeout=10)
+    # A state from before our move, with an offer: our move ended it (lila declines it then).
+    game._handle(state(moves, btakeback=True), time.monotonic())
+    # Our own flag, a false one, and one of the wrong type (logged, taken as no offer, no resync).
+    moves = sb.game(gid).moves
+    for extra in ({"wtakeback": True}, {"btakeback": False}, {"btakeback": "yes"}, {"btakeback": 1}):
+        game._handle(state(moves, **extra), time.monotonic())
+    assert takeback_answers(sb, gid) == [] and not game._resync
+    bad = [r.getMessage() for r in caplog.records if "is not true or false" in r.getMessage()]
+    assert len(bad) == 2 and "btakeback is not true or false ('yes')" in bad[0]
+    assert game.engine.moves == moves and bot_moves_posted(sb, gid) == 2
+
+
+def test_a_late_state_from_before_our_move_is_not_a_takeback(sb):
+    # Found by the stream fuzz: the list gets shorter, but only back to where we posted our move.
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    game = make_game(sb, gid, takeback={"max_per_game": 1})
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 1, timeout=10)
+    m1 = sb.game(gid).moves[0]
+    game._handle(state([m1]), time.monotonic())  # the echo of our move
+    game._handle(state([]), time.monotonic())    # a state from before it, late
+    assert bot_moves_posted(sb, gid) == 1 and game._moved_at_ply == 0 and game.engine.moves == [m1]
+    assert sorted(game.record.notes) == [0]

@@ -56,6 +56,18 @@ def test_4xx_is_not_retried(sb):
     assert len(sb.requests(rf"/api/bot/game/{gid}/move/")) == 1
 
 
+def test_a_takeback_yes_is_not_sent_twice_a_no_may_be(sb):
+    # Once the opponent's offer is answered, Lichess takes another yes for an offer of ours.
+    gid = sb.start_game(bot_color="white", moves=["e2e4", "e7e5"])
+    li = Lichess(sb.token, sb.url, net())
+    sb.respond_with(r"/takeback/", 502, times=2)
+    with pytest.raises(TransientError):
+        li.takeback(gid, True)
+    li.takeback(gid, False)
+    assert [r.path.rsplit("/", 1)[1] for r in sb.requests("/takeback/")] == ["yes", "no", "no"]
+    assert statuses(sb, "/takeback/") == [502, 502, 200]
+
+
 def test_dropped_connection_is_transient_and_retried(sb):
     from bot.sandbox import Drop
 

@@ -113,6 +113,7 @@ def test_request_kinds_are_the_kinds_the_bot_pauses():
             "move": lambda: li.move(gid, "e2e4"), "chat": lambda: li.chat(gid, "hi"),
             "abort": lambda: li.abort(gid), "resign": lambda: li.resign(gid),
             "draw": lambda: li.draw(gid, True), "claim": lambda: li.claim_victory(gid),
+            "takeback": lambda: li.takeback(gid, False),
         }
         kinds = set()
         for name, call in calls.items():

@@ -3,9 +3,9 @@
 Real-shaped events (as Lichess and the sandbox send them: gameFull, gameState, chatLine, opponentGone,
 challenge, challengeCanceled, challengeDeclined, gameStart, gameFinish) are mutated: fields dropped,
 set to null, to the wrong type, to huge numbers (2**63, 1e308, inf), to unicode or 10,000-character
-text; unknown `type`s and variants; bogus move lists ("e2e9", "zz", "e1g1q", "0000", 10,000 moves);
-unreadable or impossible `initialFen`s; stale or shortened move lists; lines that are JSON but not
-objects.
+text (the takeback flags too); unknown `type`s and variants; bogus move lists ("e2e9", "zz", "e1g1q",
+"0000", 10,000 moves); unreadable or impossible `initialFen`s; stale or shortened move lists; lines
+that are JSON but not objects.
 
 In process (hypothesis, derandomized, a fixed number of examples): `Game._handle` and
 `Runner.dispatch` get the mutated events, with the stream's reconnect emulated (after an unusable
@@ -68,9 +68,11 @@ def player(uid: str, name: str, title: str | None) -> dict[str, Any]:
 def state_event(moves: Sequence[str], *, correspondence: bool = False, status: str = "started",
                 winner: str | None = None) -> dict[str, Any]:
     ms = 2147483647 if correspondence else 180000
+    # The takeback flags as the OpenAPI example shows them (lila sends them only when true): present,
+    # so that mutations set them to true and to junk.
     out: dict[str, Any] = {"type": "gameState", "moves": " ".join(moves), "wtime": ms, "btime": ms,
                            "winc": 0 if correspondence else 2000, "binc": 0 if correspondence else 2000,
-                           "status": status}
+                           "status": status, "wtakeback": False, "btakeback": False}
     if winner is not None:
         out["winner"] = winner
     return out
@@ -173,8 +175,9 @@ AUTHORITATIVE = {("status",): STATUSES, ("state", "status"): STATUSES, ("variant
                  ("variant",): VARIANTS, ("moves",): OTHER_GAMES, ("state", "moves"): OTHER_GAMES}
 
 GAME_PATHS = [("type",), ("moves",), ("wtime",), ("btime",), ("winc",), ("binc",), ("status",), ("winner",),
-              ("wdraw",), ("bdraw",), ("white",), ("black",), ("white", "id"), ("black", "id"), ("variant",),
-              ("variant", "key"), ("clock",), ("clock", "increment"), ("initialFen",), ("state",),
+              ("wdraw",), ("bdraw",), ("wtakeback",), ("btakeback",), ("white",), ("black",), ("white", "id"),
+              ("black", "id"), ("variant",), ("variant", "key"), ("clock",), ("clock", "increment"),
+              ("initialFen",), ("state",),
               ("state", "moves"), ("state", "status"), ("state", "wtime"), ("state", "btime"), ("speed",),
               ("gone",), ("claimWinInSeconds",), ("text",), ("username",), ("room",)]
 EVENT_PATHS = [("type",), ("challenge",), ("challenge", "id"), ("challenge", "challenger"),
@@ -303,7 +306,7 @@ class FakeGameServer:
         return lambda *args, **kwargs: self.calls.append(name)
 
     def __getattr__(self, name: str) -> Callable[..., None]:
-        if name in ("chat", "abort", "resign", "draw", "claim_victory"):
+        if name in ("chat", "abort", "resign", "draw", "takeback", "claim_victory"):
             return self._record(name)
         raise AttributeError(name)
 

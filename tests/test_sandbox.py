@@ -512,6 +512,87 @@ def test_draw_endpoint_as_lila_set_draw(sb, client):
     assert sb.requests("/draw/") and all(x.status == 200 for x in sb.requests("/draw/"))
 
 
+def _next_state(gs: Reader) -> dict:
+    """The next gameState of a game stream (chat lines skipped)."""
+    return gs.until(lambda s: s.get("type") == "gameState")
+
+
+def test_takeback_proposed_on_the_proposers_turn_undoes_two_plies(sb, client):
+    # lila Takebacker.yes: proposed on the opponent's own turn (after our move), the accept undoes our
+    # move and its own before it; the shorter game comes as a gameState, with lila's chat line.
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "takeback", "d7d5"]), bot_color="white")
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "e2e4")
+    assert sb.wait_moves(gid, 2, 3)
+    client.bots.make_move(gid, "g1f3")
+    st = gs.until(lambda s: s.get("btakeback") is True)
+    assert st["moves"] == "e2e4 e7e5 g1f3" and "wtakeback" not in st
+    clock = (sb.game(gid).wtime_ms, sb.game(gid).btime_ms)
+    r = _post(sb, f"/api/bot/game/{gid}/takeback/yes")
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    st = gs.until(lambda s: s.get("moves") == "e2e4")
+    assert "btakeback" not in st and "wtakeback" not in st
+    g = sb.game(gid)
+    assert g.takebacks == (("black", 2),) and g.pending_takeback == frozenset()
+    assert (g.wtime_ms, g.btime_ms) == clock  # the stored clocks stay, as lila's Rewind restores them
+    assert ("lichess", "player", "Takeback accepted") in g.chat
+    # The opponent's turn again: its script goes on with another move.
+    assert gs.until(lambda s: s.get("moves") == "e2e4 d7d5")
+
+
+def test_takeback_proposed_on_our_turn_undoes_the_proposers_move(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["idle"]), bot_color="white", clock=(600, 0),
+                        moves=["e2e4", "e7e5"])
+    gs, _ = _game_stream(client, gid)
+    sb.propose_takeback(gid)
+    assert gs.get()["btakeback"] is True
+    assert sb.game(gid).pending_takeback == frozenset({"black"})
+    _post(sb, f"/api/bot/game/{gid}/takeback/true").raise_for_status()  # a trueish word
+    assert _next_state(gs)["moves"] == "e2e4"
+    g = sb.game(gid)
+    assert g.takebacks == (("black", 1),) and g.board.turn == chess.BLACK
+
+
+def test_takeback_declined_withdrawn_ended_by_a_move_or_ignored_as_lila_does(sb, client):
+    gid = sb.start_game(opponent=ScriptedOpponent(["d7d5", "idle"]), bot_color="white", clock=(600, 0),
+                        moves=["e2e4", "e7e5"])
+    gs, _ = _game_stream(client, gid)
+    sb.propose_takeback(gid)
+    assert _next_state(gs)["btakeback"] is True
+    _post(sb, f"/api/bot/game/{gid}/takeback/maybe").raise_for_status()  # not trueish: no
+    st = _next_state(gs)
+    assert st["moves"] == "e2e4 e7e5" and "btakeback" not in st
+    assert [t for u, _, t in sb.game(gid).chat if u == "lichess"] == ["Takeback declined"]
+    # A second proposal, answered by a move: the move ends it.
+    sb.propose_takeback(gid)
+    assert _next_state(gs)["btakeback"] is True
+    client.bots.make_move(gid, "g1f3")
+    assert "btakeback" not in _next_state(gs)
+    assert [t for u, _, t in sb.game(gid).chat if u == "lichess"] == ["Takeback declined"] * 2
+    assert sb.game(gid).pending_takeback == frozenset() and sb.game(gid).takebacks == ()
+    # The bot's own yes without a proposal to answer proposes one; its no withdraws it.
+    assert gs.until(lambda s: s.get("moves") == "e2e4 e7e5 g1f3 d7d5")
+    _post(sb, f"/api/bot/game/{gid}/takeback/yes").raise_for_status()
+    assert _next_state(gs)["wtakeback"] is True
+    _post(sb, f"/api/bot/game/{gid}/takeback/no").raise_for_status()
+    assert "wtakeback" not in _next_state(gs) and sb.game(gid).pending_takeback == frozenset()
+    client.bots.resign_game(gid)
+    assert sb.wait_game_over(gid, 2) == "resign"
+    r = _post(sb, f"/api/bot/game/{gid}/takeback/yes")  # a finished game: nothing, still 200
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    assert sb.game(gid).takebacks == () and len(sb.game(gid).moves) == 4
+
+
+def test_no_takeback_before_both_sides_moved(sb, client):
+    gid = sb.start_game(opponent=IdleOpponent(), bot_color="white")
+    gs, _ = _game_stream(client, gid)
+    client.bots.make_move(gid, "e2e4")
+    assert gs.get()["moves"] == "e2e4"
+    sb.propose_takeback(gid)  # lila bothPlayersHaveMoved: nothing happens
+    assert _post(sb, f"/api/bot/game/{gid}/takeback/yes").json() == {"ok": True}
+    assert _drain(gs, 0.3) == [] and sb.game(gid).pending_takeback == frozenset()
+
+
 def test_draw_offers_spaced_by_20_plies_and_trueish_words(sb, client):
     mine = ["g1f3", "f3g1"] * 6  # a knight goes back and forth, the opponent's pawns advance (no repetition)
     theirs = [f"{f}{a}{f}{b}" for f in "abcdgh" for a, b in (("7", "6"), ("6", "5"))]

@@ -19,7 +19,7 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   POST /api/challenge/{id}/cancel
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
-       /claim-victory
+       /takeback/{word}, /claim-victory
   GET  /standard?fen=...                           the tablebase service's stand-in (no token; answers
                                                    computed from Syzygy files: Sandbox(tablebase_dir=...);
                                                    404 without it; see tablebase.py)
@@ -33,6 +33,13 @@ Answers as lila gives them (each rule's docstring names the lila file/function i
         both sides moved, and none by the same side within 20 plies (else silently ignored); an offer
         to a side that cannot mate ends the game insufficientMaterialClaim; system chat lines from
         "lichess" ("White offers draw", "Draw offer accepted").
+  takeback/{word}: always 200 (lila BotPlayer.setTakeback); a yes-word accepts the opponent's
+        proposal, else proposes one (both sides moved, none standing), any other word declines it or
+        withdraws the bot's own; accepting undoes 2 plies when it was proposed on the proposer's own
+        turn, else 1, and sends the shorter gameState; the proposal shows as wtakeback/btakeback
+        until answered; a move ends every proposal (the other side's with "Takeback declined");
+        system chat lines "Takeback accepted"/"Takeback declined". Clocks: the stored times stay (what
+        lila's Rewind restores) and the turn of the side now to move starts afresh.
   claim-victory: 200 and nothing unless it is the opponent's turn in a clock game both sides moved in;
         then a long-gone opponent loses by timeout (no winner if the bot cannot mate); 400 "You cannot
         claim the win on this game" unless the bot won. opponentGone comes only on the periodic tick
@@ -101,6 +108,7 @@ Control API (all waits return instead of raising on timeout)::
     .requests(path_regex=".*", method=None) -> filtered log; .errors -> sandbox-side problems
     .respond_with(path_regex, status, times=1, headers=None, body=None, method=None) -> Rule
     .cut_event_stream(); .cut_game_stream(gid); .set_opponent_gone(gid, gone=True)
+    .propose_takeback(gid)   (the opponent asks now, on either turn; GameInfo.pending_takeback, .takebacks)
     .restart(downtime_s=2.0, mode="refuse"|"error", wait=False)
     .faults -> FaultInjector: .add(action, path=".*", *, method=None, line=None, keepalive=False,
                times=1, skip=0, probability=1.0, duration=None) with actions Respond (raw= for an
@@ -117,8 +125,9 @@ mate/stalemate/draw (insufficient material, 50 moves, threefold)/resign/abort/dr
 insufficientMaterialClaim/claim-victory ("timeout") with Lichess status names and `winner`.
 
 Opponents (one fresh instance per game): ScriptedOpponent(moves, then=None, think_s=None) with entries
-"e7e5", "offer-draw:e7e5", "offer-draw", "accept-draw", "decline-draw", "resign", "abort", "wait:<s>",
-"gone", "back", "chat:<text>", "idle"; RandomOpponent(seed); IdleOpponent(); EngineOpponent(node_budget).
+"e7e5", "offer-draw:e7e5", "offer-draw", "accept-draw", "decline-draw", "takeback", "resign", "abort",
+"wait:<s>", "gone", "back", "chat:<text>", "idle"; RandomOpponent(seed); IdleOpponent();
+EngineOpponent(node_budget).
 Subclass Opponent and implement act(view) -> Action for anything else. Sparring policies (how a sparring
 bot answers the bot's challenges): AcceptAll, DeclineRated, DeclineFast(slowest_refused), LaterSometimes(p),
 DeclineAll(reason), NeverAnswers; subclass SparringPolicy.answer(offer, rng) for others.

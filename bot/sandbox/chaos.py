@@ -63,7 +63,8 @@ _KINDS: list[tuple[str, re.Pattern[str], str]] = [
         ("POST", r"/api/challenge/[^/]+/(accept|decline)", "challenge"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/move/[^/]+", "move:{gid}"),
         ("POST", r"/api/bot/game/[^/]+/chat", "chat"),
-        ("POST", r"/api/bot/game/(?P<gid>[^/]+)/(abort|resign|draw/[^/]+|claim-victory)", "game:{gid}"),
+        ("POST", r"/api/bot/game/(?P<gid>[^/]+)/(abort|resign|draw/[^/]+|takeback/[^/]+|claim-victory)",
+         "game:{gid}"),
         ("GET", r"/api/stream/event", "events"),
         ("GET", r"/api/bot/game/stream/(?P<gid>[^/]+)", "stream:{gid}"),
     ]
@@ -73,7 +74,7 @@ _KINDS: list[tuple[str, re.Pattern[str], str]] = [
 def request_kind(method: str, path: str) -> str | None:
     """The bot's pause kind for a request (bot/lichess.py: a 429 pauses requests of that kind only):
     "account", "playing", "challenge", "chat", "events", "move:<game>", "game:<game>" (abort, resign,
-    draw, claim-victory), "stream:<game>". None for a path the bot does not use."""
+    draw, takeback, claim-victory), "stream:<game>". None for a path the bot does not use."""
     bare = path.split("?", 1)[0]
     for m, rx, kind in _KINDS:
         mt = rx.match(bare)

@@ -91,6 +91,8 @@ class GameInfo:
     open_streams: int = 0                       # the bot's game streams of this game open now
     flagged: str | None = None                  # the colour that lost on time (status outoftime)
     castling_as_king_takes_rook: bool = True    # castling sent as e1h1 in this game (else e1g1)
+    pending_takeback: frozenset[str] = frozenset()  # colours with a takeback proposal standing
+    takebacks: tuple[tuple[str, int], ...] = ()     # (proposer, plies undone) of each accepted takeback
 
     @property
     def over(self) -> bool:
@@ -369,6 +371,7 @@ class Sandbox:
             stream_connects=self.world.game_stream_connects.get(g.id, 0),
             open_streams=sum(1 for sub in g.subs if not sub.done),
             flagged=g.flagged, castling_as_king_takes_rook=g.castling_kxr,
+            pending_takeback=frozenset(g.pending_takeback), takebacks=tuple(g.takebacks),
         )
 
     def wait_game_over(self, gid: str, timeout: float = 10.0) -> str:
@@ -418,6 +421,13 @@ class Sandbox:
     def set_opponent_gone(self, gid: str, gone: bool = True) -> None:
         """Make the opponent leave (opponentGone + claim countdown) or come back, at any time."""
         self.world.opponent_gone(gid, gone)
+
+    def propose_takeback(self, gid: str) -> None:
+        """The opponent asks for a takeback now, on either side's turn (lila Takebacker.yes; the same
+        rules as the bot's proposals: both sides moved, none standing). Its flag (wtakeback/btakeback)
+        is in gameState until the bot answers or a move is made; the bot's yes undoes 2 plies if it was
+        proposed on the opponent's own turn, 1 (the opponent's last move) on the bot's turn."""
+        self.world.opponent_takeback(gid, True)
 
     # --- faults ----------------------------------------------------------------------------------
     def respond_with(self, path_regex: str, status: int, times: int | None = 1,

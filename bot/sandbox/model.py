@@ -271,6 +271,8 @@ class Game:
         self.turn_started = now
         self.bot_turn_began = now               # when the bot last got the move (latency base)
         self.pending_draw: set[str] = set()       # colours with a standing draw offer
+        self.pending_takeback: dict[str, int] = {}  # colour -> ply of its standing takeback proposal
+        self.takebacks: list[tuple[str, int]] = []    # (proposer, plies undone) of every accepted one
         self.draw_offers: list[tuple[str, int]] = []  # (colour, ply) of every offer made
         self.chat: list[tuple[str, str, str]] = []    # (username, room, text)
         self.bot_move_times: list[float] = []         # monotonic receive time of each accepted bot move
@@ -652,6 +654,7 @@ class World:
         g.winner = winner
         g.ended_at = now
         g.pending_draw.clear()
+        g.pending_takeback.clear()
         final = wire.game_state_json(g)
         for s in g.subs:
             s.send(final)
@@ -699,6 +702,10 @@ class World:
         g.turn_started = now
         # A move declines a standing offer from the other side (lila RoundAsyncActor postHumanOrBotPlay).
         g.pending_draw.discard(other(color))
+        # ... and a takeback proposal of the other side too (with lila's line); any proposal ends here.
+        if other(color) in g.pending_takeback:
+            self._system_chat(g, "Takeback declined")
+        g.pending_takeback.clear()
 
     def _flag(self, g: Game, color: str, now: float) -> None:
         """lila Finisher.outOfTime: a draw if the other side has a draw offer standing; else outoftime,
@@ -778,6 +785,57 @@ class World:
             self._publish_game(g, wire.game_state_json(g))
         self.cond.notify_all()
 
+    def _takeback_yes(self, g: Game, color: str, now: float) -> None:
+        """lila Takebacker.yes: accept the other side's proposal, else propose one if
+        playerCanProposeTakeback allows it (silently nothing otherwise). Accepting undoes 1 ply when
+        the proposal was made on the accepter's turn and nothing was played since (the proposer's own
+        last move), else 2 (the accepter's last move and the proposer's before it)."""
+        proposer = other(color)
+        if proposer in g.pending_takeback:
+            at = g.pending_takeback[proposer]
+            single = at == len(g.moves) and g.turn_color() == color
+            self._rewind(g, 1 if single else 2, now)
+            g.takebacks.append((proposer, 1 if single else 2))
+            self._system_chat(g, "Takeback accepted")
+        elif not g.pending_takeback and g.plies_in_game >= 2:  # lila bothPlayersHaveMoved
+            g.pending_takeback[color] = len(g.moves)
+
+    def _rewind(self, g: Game, plies: int, now: float) -> None:
+        """lila Rewind, `plies` times: the moves go, every takeback proposal with them. Clocks: lila
+        switches the clock and gives the side that was to move its time after its last move, which is
+        what the sandbox stores already (it charges a turn only when it ends): the stored times stay,
+        the running turn is not charged, and the turn of the side now to move starts now."""
+        plies = min(plies, len(g.board.move_stack))
+        for _ in range(plies):
+            g.board.pop()
+            g.moves.pop()
+        g.plies_in_game = max(0, g.plies_in_game - plies)
+        g.pending_takeback.clear()
+        g.turn_started = now
+        if g.turn_color() == g.bot_color:
+            g.bot_turn_began = now
+
+    def _takeback_no(self, g: Game, color: str) -> None:
+        """lila Takebacker.no: withdraw our own proposal, else decline the other side's (with lila's
+        line)."""
+        if color in g.pending_takeback:
+            del g.pending_takeback[color]
+        elif other(color) in g.pending_takeback:
+            del g.pending_takeback[other(color)]
+            self._system_chat(g, "Takeback declined")
+
+    def _answer_takeback(self, g: Game, color: str, yes: bool, now: float) -> None:
+        """A takeback yes/no: a new gameState when the proposals or the moves changed (lila sends the
+        shorter game after a takeback, the flags after a proposal or an answer)."""
+        before = (dict(g.pending_takeback), len(g.moves))
+        if yes:
+            self._takeback_yes(g, color, now)
+        else:
+            self._takeback_no(g, color)
+        if (dict(g.pending_takeback), len(g.moves)) != before:
+            self._publish_game(g, wire.game_state_json(g))
+        self.cond.notify_all()
+
     # --- the bot's side (HTTP endpoints) ---------------------------------------------------------
     def bot_move(self, gid: str, uci: str, offering_draw: bool | None = None) -> None:
         """lila BotPlayer.apply: check the text and the turn, then `offeringDraw` (true: Drawer.yes,
@@ -810,6 +868,15 @@ class World:
             g = self.get_game(gid)
             if g.status == "started":
                 self._answer_draw(g, g.bot_color, accept, now)
+
+    def bot_takeback(self, gid: str, accept: bool) -> None:
+        """lila BotPlayer.setTakeback: always answers 200; does something only in a game still being
+        played (lila also asks canTakebackOrAddTime: no tournament game, which the sandbox has not)."""
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status == "started":
+                self._answer_takeback(g, g.bot_color, accept, now)
 
     def bot_chat(self, gid: str, room: str, text: str) -> None:
         """lila BotPlayer.chat (the form is checked by the HTTP layer, as lila BotForm.chat does)."""
@@ -888,6 +955,14 @@ class World:
             g = self.get_game(gid)
             if g.status == "started":
                 self._answer_draw(g, other(g.bot_color), accept, now)
+
+    def opponent_takeback(self, gid: str, accept: bool = True) -> None:
+        """The opponent proposes a takeback (or accepts the bot's), or declines (lila Takebacker)."""
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            if g.status == "started":
+                self._answer_takeback(g, other(g.bot_color), accept, now)
 
     def opponent_resign(self, gid: str) -> None:
         with self.cond:

@@ -66,6 +66,11 @@ class DeclineDraw(Action):
 
 
 @dataclass
+class ProposeTakeback(Action):
+    pass
+
+
+@dataclass
 class Resign(Action):
     pass
 
@@ -119,8 +124,9 @@ def parse_script_entry(entry: str) -> Action:
     """Scripted entries: a UCI move ("e7e5", "e7e8n", castling "e8g8" or "e8h8"),
     "offer-draw:<uci>" (move, then a draw offer), "offer-draw" (offer without moving; offers follow
     lila's rules: ignored before ply 2, before both moved, or within 20 plies of the last one),
-    "accept-draw", "decline-draw", "resign", "abort", "wait:<seconds>", "gone", "back",
-    "chat:<text>", "idle"."""
+    "accept-draw", "decline-draw", "takeback" (proposed on the opponent's own turn: accepted, it
+    undoes the bot's last move and the opponent's before it), "resign", "abort", "wait:<seconds>",
+    "gone", "back", "chat:<text>", "idle"."""
     e = entry.strip()
     if e.startswith("offer-draw:"):
         return Move(e.split(":", 1)[1], offer_draw=True)
@@ -129,7 +135,8 @@ def parse_script_entry(entry: str) -> Action:
     if e.startswith("chat:"):
         return Chat(e.split(":", 1)[1])
     simple: dict[str, Action] = {"offer-draw": OfferDraw(), "accept-draw": AcceptDraw(),
-                                 "decline-draw": DeclineDraw(), "resign": Resign(), "abort": Abort(),
+                                 "decline-draw": DeclineDraw(), "takeback": ProposeTakeback(),
+                                 "resign": Resign(), "abort": Abort(),
                                  "gone": Gone(), "back": Back(), "idle": Idle()}
     if e in simple:
         return simple[e]

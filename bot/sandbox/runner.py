@@ -134,6 +134,8 @@ class Runner:
                 w.opponent_draw(g.id, True)
             elif isinstance(a, op.DeclineDraw):
                 w.opponent_draw(g.id, False)
+            elif isinstance(a, op.ProposeTakeback):
+                w.opponent_takeback(g.id, True)
             elif isinstance(a, op.Resign):
                 w.opponent_resign(g.id)
             elif isinstance(a, op.Abort):

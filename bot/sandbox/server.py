@@ -69,6 +69,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/abort", "h_abort"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/resign", "h_resign"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/draw/(?P<accept>[^/]+)", "h_draw"),
+        ("POST", r"/api/bot/game/(?P<gid>[^/]+)/takeback/(?P<accept>[^/]+)", "h_takeback"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/claim-victory", "h_claim_victory"),
     ]
 ]
@@ -359,6 +360,11 @@ class Handler(BaseHTTPRequestHandler):
     def h_draw(self, query: dict[str, str], body: Any, gid: str, accept: str) -> Any:
         self._require_bot()
         self.world.bot_draw(gid, accept in _TRUEISH)  # lila BotPlayer.setDraw: always 200
+        return {"ok": True}
+
+    def h_takeback(self, query: dict[str, str], body: Any, gid: str, accept: str) -> Any:
+        self._require_bot()
+        self.world.bot_takeback(gid, accept in _TRUEISH)  # lila BotPlayer.setTakeback: always 200
         return {"ok": True}
 
     def h_claim_victory(self, query: dict[str, str], body: Any, gid: str) -> Any:

@@ -215,6 +215,10 @@ def game_state_json(g: Game) -> dict[str, Any]:
         out["wdraw"] = True
     if "black" in g.pending_draw:
         out["bdraw"] = True
+    if "white" in g.pending_takeback:
+        out["wtakeback"] = True
+    if "black" in g.pending_takeback:
+        out["btakeback"] = True
     exp = g.expiration_ms()
     if exp is not None:
         out["expiration"] = {"idleMillis": exp[0], "millisToMove": exp[1]}
