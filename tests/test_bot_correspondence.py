@@ -55,10 +55,11 @@ def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
         assert sandbox.wait_until(lambda: bot_moves(sandbox.game(gid)) >= 1, timeout=20)
         # Between its moves: no slot, no table, no stream, no thread.
         assert sandbox.wait_until(lambda: len(sandbox.game(gid).moves) % 2 == 1 and
-                                  sandbox.game(gid).open_streams == 0, timeout=5)
+                                  sandbox.game(gid).open_streams == 0 and
+                                  not any(g.alive for g in bot.runner.games.values()), timeout=5)
+        assert len(sandbox.game(gid).moves) % 2 == 1  # still the opponent's turn (they think 1.5 s)
         assert bot.runner.slots.count() == 0
         assert bot.runner.tables is not None and bot.runner.tables.free == 1
-        assert not any(g.alive for g in bot.runner.games.values())
         # The one real-time slot is free for a real-time game meanwhile.
         live = sandbox.send_challenge("dave", clock=(60, 0), opponent=IdleOpponent())
         assert sandbox.wait_challenge_answered(live, timeout=10) == "accepted"

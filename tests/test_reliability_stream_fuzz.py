@@ -607,7 +607,7 @@ def new_runner() -> tuple[Runner, FakeEventServer, list[Any]]:
     server = FakeEventServer()
     runner.li = server  # type: ignore[assignment]
     started: list[Any] = []
-    runner.start_game = started.append  # type: ignore[method-assign]
+    runner.start_game = lambda gid, info=None: started.append(gid)  # type: ignore[method-assign]
     return runner, server, started
 
 
@@ -736,7 +736,7 @@ def test_odd_account_and_playing_bodies_do_not_stop_the_start(records):
         runner = Runner(config_from_dict({"token": sb.token, "url": sb.url, "network": {"retries": 0}}),
                         warm_up=False)
         started: list[str] = []
-        runner.start_game = started.append  # type: ignore[method-assign]
+        runner.start_game = lambda gid, info=None: started.append(gid)  # type: ignore[method-assign]
         account = {"id": ME, "username": ME, "title": "BOT", "createdAt": None, "seenAt": 2**70}
         sb.respond_with(r"^/api/account$", 200, body=account)
         assert runner.check_account() is not None and runner.me == "umax-bot"
