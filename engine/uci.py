@@ -91,6 +91,15 @@ plays it on the engine with ``Engine.play()`` (so the table and the game's draw 
 game, and the next ``position`` extends it), says ``info string book move <move>`` and answers
 ``bestmove`` at once, without searching.
 
+Tablebases
+----------
+``SyzygyPath`` (string, default ``<empty>``: none): a directory of Syzygy tables (``engine/syzygy.py``,
+python-chess). It is opened when set (a bad directory is reported with ``info string`` and ignored).
+With tables, ``go`` (except ``go infinite``) first asks them when the position has few enough pieces
+and no castling rights: their best move (category, then distance, as the bot's tablebase rule) is
+played on the engine like a book move, said with ``info string tablebase move <move> (<verdict>)``,
+and answered at once. The book goes first.
+
 Any exception around a search (``EngineDesync`` would be a bug) is reported with ``info string``;
 ``bestmove`` is still sent (the first legal move per python-chess) and the engine rebuilds its game
 at the next ``go``. ``bestmove (none)`` means the side to move has no legal move.
@@ -112,6 +121,7 @@ import chess
 
 from engine import Engine, SearchResult, timeman
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
+from engine.syzygy import SyzygyTables, TablesError, choose, covered
 from engine.timeman import Clock, Limits, TimeParams
 
 ENGINE_NAME = "umax 4.5 (micro-Max 4.5 keep-hash, numba port)"
@@ -271,6 +281,7 @@ class UciEngine:
         self._own_book = False
         self._book_file = str(DEFAULT_BOOK)
         self._book: Book | None = None          # open while OwnBook is on and the file is good
+        self._tables: SyzygyTables | None = None  # open while SyzygyPath names a good directory
         # the position the GUI last set
         self._fen: str | None = None
         self._moves: list[str] = []
@@ -343,6 +354,7 @@ class UciEngine:
                   f"max {OVERHEAD_MAX_MS}")
         self.send("option name OwnBook type check default false")
         self.send(f"option name Book File type string default {DEFAULT_BOOK}")
+        self.send("option name SyzygyPath type string default <empty>")
         self.send("option name Ponder type check default false")
         self.send(f"option name Time Rule type combo default {TIME_RULES[0]} "
                   + " ".join(f"var {rule}" for rule in TIME_RULES))
@@ -399,6 +411,8 @@ class UciEngine:
                 self.info_string(f"Move Overhead value {value!r} is not an integer: ignored")
         elif key in ("ownbook", "book file"):
             self._set_book_option(key, value)
+        elif key == "syzygypath":
+            self._set_tables(value)
         elif key == "ponder":
             pass    # go ponder works either way; the GUI only tells us whether it will send it
         elif key == "time rule":
@@ -426,6 +440,29 @@ class UciEngine:
                 self._book = Book(BookSettings(paths=(self._book_file,)), rng=random.Random())
             except BookError as exc:
                 self.info_string(f"{exc}: playing without a book")
+
+    def _set_tables(self, path: str) -> None:
+        old, self._tables = self._tables, None
+        if old is not None:
+            old.close()
+        if path in ("", "<empty>"):
+            return
+        try:
+            self._tables = SyzygyTables(path)
+        except TablesError as exc:
+            self.info_string(f"{exc}: playing without tablebases")
+
+    def _tablebase_move(self, eng: Engine, board: chess.Board, params: GoParams) -> str | None:
+        """The tablebases' best move, played on the engine as a book move is, or None: search."""
+        tables = self._tables
+        if tables is None or params.infinite or not covered(board, tables.max_pieces):
+            return None
+        best = choose(tables.answer(board.copy()).moves)
+        if best is None:
+            return None
+        eng.play(best.uci)
+        self.info_string(f"tablebase move {best.uci} ({best.ours}, dtz {best.dtz})")
+        return best.uci
 
     def _book_move(self, eng: Engine, board: chess.Board, params: GoParams) -> str | None:
         """A book move, played on the engine (keep-hash and draw locks follow it), or None: search."""
@@ -582,7 +619,8 @@ class UciEngine:
                 best, played = self._ponder(params, fen, moves, board)
             else:
                 eng = self._sync(fen, moves)
-                best = played = self._book_move(eng, board, params)
+                best = played = (self._book_move(eng, board, params)
+                                 or self._tablebase_move(eng, board, params))
                 if best is None:
                     limits = self._limits(params, board, received)
                     best = played = self._think(eng, board, lambda: eng.think(limits=limits))

@@ -152,6 +152,33 @@ def test_an_unusable_directory_is_one_line_naming_it(tmp_path):
         assert str(path) in str(e.value) and words in str(e.value) and "\n" not in str(e.value)
 
 
+def test_uci_syzygypath_plays_the_tables_move_and_reports_a_bad_directory(tmp_path, oracle):
+    from tests.test_engine_uci import RawUci
+
+    raw = RawUci()
+    try:
+        raw.send("uci")
+        assert "option name SyzygyPath type string default <empty>" in raw.expect("uciok", timeout=120)
+        raw.send(f"setoption name SyzygyPath value {tmp_path}")
+        raw.send("isready")
+        said = raw.expect("readyok")
+        assert any("no Syzygy tables" in line and "without tablebases" in line for line in said)
+        raw.send(f"setoption name SyzygyPath value {DATA}")
+        raw.send(f"position fen {KRKP_DRAW_ROOK}")  # 18 of 20 moves lose: a search may well pick one
+        raw.send("go depth 2")
+        lines = raw.expect("bestmove")
+        assert lines[-2].startswith("info string tablebase move ")
+        move = lines[-1].split()[1]
+        assert move in ("f7e7", "f7f3")
+        assert after(oracle, KRKP_DRAW_ROOK, move)[0] == 0  # the draw is kept
+        assert not any(line.startswith("info depth") for line in lines)
+        raw.send("position startpos")  # 32 pieces: searched as before
+        raw.send("go depth 2")
+        assert any(line.startswith("info depth 2") for line in raw.expect("bestmove"))
+    finally:
+        raw.close()
+
+
 def test_choose_orders_by_category_then_distance():
     m = MoveInfo
     # Our best category first, whatever the distances.
