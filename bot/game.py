@@ -63,6 +63,7 @@ DRAW_OFFER_GAP_PLIES = 20
 # (lila Finisher.outOfTime): no offer while the opponent has less than this, or a third of the
 # initial clock in faster games.
 DRAW_OFFER_MIN_OPPONENT_MS = 30_000
+UNKNOWN = -1  # the takebacks accepted in a game found in progress (see _setup)
 
 
 class BadData(ValueError):
@@ -86,7 +87,8 @@ class Game:
                  new_engine: Callable[[], EngineLike], shutdown: threading.Event,
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
-                 may_ponder: Callable[[], bool] = lambda: False, visit: bool = False):
+                 may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
+                 takeback_counts: dict[str, int] | None = None):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -128,7 +130,9 @@ class Game:
         self._score_plies: list[int] = []  # the ply of each score: a takeback drops the later ones
         self._last_offer_ply = -10**6
         self._draw_answered_ply = -1
-        self.takebacks_accepted = 0
+        # Takebacks accepted per game id: the runner's, so that the count outlives a correspondence
+        # visit and a reopened stream (bot/runner.py); a game of its own without one.
+        self._takeback_counts: dict[str, int] = takeback_counts if takeback_counts is not None else {}
         self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
@@ -307,6 +311,10 @@ class Game:
         state_moves = str(_section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
             self._greeted = True  # a game resumed after a restart has been greeted already
+        if self.id not in self._takeback_counts:
+            # First seen in progress (resumed after a restart): its takebacks so far are unknown, so
+            # none is granted ("at most N per game" must hold).
+            self._takeback_counts[self.id] = 0 if len(state_moves) < 2 else UNKNOWN
         our_first_ply = 2 - self._plies_until_opponent_moved()  # 0 when we move first, else 1
         if self.visit and len(state_moves) != our_first_ply:
             self._greeted = True  # a correspondence game is greeted on the visit of our first move only
@@ -419,20 +427,29 @@ class Game:
         except LichessError as e:
             log.warning("game %s: takeback answer failed (%s)", self.id, e)
             return False
-        self.takebacks_accepted += accept
+        self._takeback_counts[self.id] = self.takebacks_accepted + accept
         return accept
+
+    @property
+    def takebacks_accepted(self) -> int:
+        return max(0, self._takeback_counts.get(self.id, 0))
 
     def _takeback_rule(self) -> tuple[bool, str]:
         """Accept the opponent's takeback offer? And the rule that decided, for the log."""
         t = self.cfg.takeback
-        if self.takebacks_accepted >= t.max_per_game:
-            return False, (f"takeback.max_per_game {t.max_per_game}"
-                           + (f", {self.takebacks_accepted} accepted already" if t.max_per_game else ""))
+        # The most permanent reason first: it tells the opponent what would never change.
+        if t.max_per_game == 0:
+            return False, "takeback.max_per_game 0"
         if t.humans_only and self.opponent_is_bot:
             return False, "takeback.humans_only: the opponent is a BOT"
         if t.casual_only and self.rated:
             return False, "takeback.casual_only: a rated game"
-        return True, f"{self.takebacks_accepted + 1} of takeback.max_per_game {t.max_per_game}"
+        limit, taken = f"takeback.max_per_game {t.max_per_game}", self.takebacks_accepted
+        if self._takeback_counts.get(self.id) == UNKNOWN:
+            return False, f"{limit}: a game found in progress, its takebacks unknown"
+        if taken >= t.max_per_game:
+            return False, f"{limit}, {taken} accepted already"
+        return True, f"{taken + 1} of {limit}"
 
     def _plies_until_opponent_moved(self) -> int:
         first_mover = chess.Board(self.initial_fen).turn if self.initial_fen else chess.WHITE

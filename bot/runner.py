@@ -205,6 +205,7 @@ class Runner:
         self.games: dict[str, Game] = {}
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games_played = 0
+        self.takebacks: dict[str, int] = {}  # takebacks accepted per game id (bot/game.py)
         self.me = ""
         self.exit_code = 0
         self._games_lock = threading.Lock()
@@ -665,7 +666,8 @@ class Runner:
                 assert self.tables is not None, "run() makes the tables before any game starts"
                 new_engine, give_back = self.tables.engine, self.tables.give_back
             game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back, sources=self.sources, may_ponder=self._may_ponder)
+                        give_back=give_back, sources=self.sources, may_ponder=self._may_ponder,
+                        takeback_counts=self.takebacks)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
         self._count_start()
@@ -693,7 +695,8 @@ class Runner:
                 tables = self.tables
                 new_engine, give_back = lambda: tables.engine_now(VISIT_SPARE_BITS), tables.give_back
             game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back, sources=self.sources, visit=True)
+                        give_back=give_back, sources=self.sources, visit=True,
+                        takeback_counts=self.takebacks)
             self.games[gid] = game
             game.start()
         return True

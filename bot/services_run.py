@@ -34,24 +34,29 @@ import chess.pgn
 import yaml
 
 from bot.sandbox import RandomOpponent, Sandbox
-from bot.sandbox.opponents import Action, OpponentView, ProposeTakeback
+from bot.sandbox.opponents import Action, OpponentView, ProposeTakeback, Wait
 from bot.soak import BotProcess
 
 RESULT = {"white": "1-0", "black": "0-1", None: "1/2-1/2"}
 
 
 class Human(RandomOpponent):
-    """A random mover who asks for a takeback when the game reaches each of `asks` plies (once each)."""
+    """A random mover who asks for a takeback on its first turn once the game has `asks[i]` plies
+    (each once: after a takeback the game is shorter again)."""
 
     def __init__(self, seed: int, asks: tuple[int, ...], think_s: float = 0.2):
         super().__init__(seed=seed, think_s=think_s)
-        self.asks, self.asked = asks, set()
+        self.asks = list(asks)
+        self.answer_due = False
 
     def act(self, view: OpponentView) -> Action:
-        n = len(view.moves)
-        if n in self.asks and n not in self.asked:
-            self.asked.add(n)
+        if self.asks and len(view.moves) >= self.asks[0]:
+            self.asks.pop(0)
+            self.answer_due = True
             return ProposeTakeback()
+        if self.answer_due:  # a move chosen now could be taken back under it
+            self.answer_due = False
+            return Wait(1.0)
         return super().act(view)
 
 

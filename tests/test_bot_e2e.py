@@ -376,6 +376,18 @@ def test_takeback_declined_by_default_in_rated_games_and_from_bots(sandbox, bot_
     assert any(f"takeback offer: declining ({rule}" in r.getMessage() for r in caplog.records)
 
 
+def test_a_game_found_in_progress_declines_takebacks_its_earlier_ones_unknown(sandbox, bot_for, caplog):
+    # After a restart the bot cannot know how many takebacks it granted before: "at most N per game"
+    # must hold, so the limit counts as reached.
+    caplog.set_level(logging.INFO, logger="bot.game")
+    gid = sandbox.start_game(ScriptedOpponent(["takeback", "wait:2", "resign"]), bot_color="white",
+                             moves=["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3"])
+    bot_for(takeback={"max_per_game": 1}, book={"enabled": False}, engine={"ponder": False})
+    assert sandbox.wait_game_over(gid, timeout=30) == "resign"
+    assert takeback_answers(sandbox, gid) == ["no"] and sandbox.game(gid).takebacks == ()
+    assert any("takeback offer: declining (takeback.max_per_game" in r.getMessage() for r in caplog.records)
+
+
 def test_abort_when_the_opponent_makes_no_first_move(sandbox, bot_for):
     bot_for(game={"abort_after_s": 1.5})
     cid = sandbox.send_challenge("sleepy", color="black", opponent=IdleOpponent())
