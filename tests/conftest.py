@@ -28,3 +28,23 @@ def _records_outside_the_repo(tmp_path_factory, monkeypatch):
         return path if path.is_absolute() else root / path
 
     monkeypatch.setattr(records, "path_for", rooted)
+
+
+@pytest.fixture
+def bot_for(sandbox):
+    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/test_bot_e2e.py) on the test
+    module's `sandbox`; stopped at the end of the test, after which the sandbox must have no error."""
+    from tests.test_bot_e2e import Bot, make_config
+
+    bots = []
+
+    def start(max_games=None, **overrides):
+        bot = Bot(make_config(sandbox, **overrides), max_games=max_games).start(sandbox)
+        bots.append(bot)
+        return bot
+
+    yield start
+    for bot in bots:
+        if bot.thread.is_alive():
+            bot.stop()
+    assert not sandbox.errors, sandbox.errors

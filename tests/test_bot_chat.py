@@ -16,7 +16,6 @@ from bot.chat import BadLine, Commands, Line, Outbox, Search, read_line, version
 from bot.config import ChatConfig, config_from_dict
 from bot.lichess import Lichess
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
-from tests.test_bot_e2e import Bot, make_config
 from tests.test_bot_game import full, make_game, state
 
 ME, OPPONENT = "umax-bot", "alice"
@@ -235,16 +234,6 @@ def test_a_chat_line_the_game_cannot_read_is_one_warning_and_the_game_goes_on(sb
 def sandbox():
     with Sandbox(keepalive_s=1.0, seed=5) as sb:
         yield sb
-
-
-@pytest.fixture
-def bot_for(sandbox):
-    """bot_for(**config overrides) -> a started Bot; stopped at the end of the test."""
-    bots: list[Bot] = []
-    yield lambda **overrides: bots.append(Bot(make_config(sandbox, **overrides)).start(sandbox)) or bots[-1]
-    for bot in bots:
-        bot.stop()
-    assert not sandbox.errors, sandbox.errors
 
 
 GREETINGS = {"greeting": "Hi {opponent}, I am {me}", "goodbye": "Bye {opponent}",

@@ -86,23 +86,6 @@ def sandbox():
         yield sb
 
 
-@pytest.fixture
-def bot_for(sandbox):
-    """bot_for(**config overrides) -> a started Bot; stopped at the end of the test."""
-    bots: list[Bot] = []
-
-    def start(max_games: int | None = None, **overrides: dict[str, Any]) -> Bot:
-        bot = Bot(make_config(sandbox, **overrides), max_games=max_games).start(sandbox)
-        bots.append(bot)
-        return bot
-
-    yield start
-    for bot in bots:
-        if bot.thread.is_alive():
-            bot.stop()
-    assert not sandbox.errors, sandbox.errors
-
-
 def legal_replay(info) -> chess.Board:
     """Replays the wire moves (raises if any is illegal); the sandbox validated them too."""
     board = rules_board(info.initial_fen)

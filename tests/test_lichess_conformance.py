@@ -24,13 +24,6 @@ def sandbox():
         yield sb
 
 
-@pytest.fixture
-def bot_for(sandbox):
-    """bot_for(**config overrides) -> a started Bot; stopped at the end of the test."""
-    bots: list[Bot] = []
-    yield lambda **overrides: bots.append(Bot(make_config(sandbox, **overrides)).start(sandbox)) or bots[-1]
-    for bot in bots:
-        bot.stop()
 
 QUOTA_BODY = {"error": "You played 100 games against other bots today, please wait before challenging "
                        "another bot.", "ratelimit": {"key": "bot.vsBot.day", "seconds": 3600}}
