@@ -237,14 +237,14 @@ class Game:
                 self._greet()  # after the first move: in bullet the move matters more than the hello
             elif kind == "gameState":
                 self._on_state(event, received)
-            if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
-                self._stream_stop.set()  # the opponent's turn: nothing to hold until our next one
             elif kind == "chatLine":
                 self._on_chat(event)
             elif kind == "opponentGone":
                 self._on_gone(event)
             else:
                 log.debug("game %s: ignoring event %s", self.id, repr(kind)[:60])
+            if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
+                self._stream_stop.set()  # the opponent's turn: nothing to hold until our next one
         except BadData as e:
             # The server's data, not a bug of ours: one line, and a fresh gameFull replaces it.
             log.warning("game %s: unusable %s skipped (%s); reopening the stream", self.id, kind, e)

@@ -661,16 +661,23 @@ class Runner:
             if existing is not None and existing.alive:
                 return
             self.slots.hold(gid)
-            new_engine, give_back = self.new_engine, None
-            if new_engine is None:
-                assert self.tables is not None, "run() makes the tables before any game starts"
-                new_engine, give_back = self.tables.engine, self.tables.give_back
-            game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back, sources=self.sources, may_ponder=self._may_ponder,
-                        takeback_counts=self.takebacks)
+            game = self._make_game(gid, visit=False)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
         self._count_start()
+
+    def _make_game(self, gid: str, visit: bool) -> Game:
+        """A game's thread, not started yet. A real-time game waits for a table of the pool; a
+        correspondence visit takes one at once, or a small one of its own, and never ponders."""
+        new_engine, give_back = self.new_engine, None
+        if new_engine is None:
+            assert self.tables is not None, "run() makes the tables before any game starts"
+            tables = self.tables
+            new_engine = (lambda: tables.engine_now(VISIT_SPARE_BITS)) if visit else tables.engine
+            give_back = tables.give_back
+        return Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
+                    give_back=give_back, sources=self.sources, visit=visit,
+                    may_ponder=(lambda: False) if visit else self._may_ponder, takeback_counts=self.takebacks)
 
     def _count_start(self) -> None:
         """`game.quit_after_games`: the Nth game started begins the drain."""
@@ -689,14 +696,7 @@ class Runner:
             existing = self.games.get(gid)
             if existing is not None and existing.alive:
                 return False
-            new_engine, give_back = self.new_engine, None
-            if new_engine is None:
-                assert self.tables is not None, "run() makes the tables before any game starts"
-                tables = self.tables
-                new_engine, give_back = lambda: tables.engine_now(VISIT_SPARE_BITS), tables.give_back
-            game = Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
-                        give_back=give_back, sources=self.sources, visit=True,
-                        takeback_counts=self.takebacks)
+            game = self._make_game(gid, visit=True)
             self.games[gid] = game
             game.start()
         return True
