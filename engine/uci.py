@@ -21,11 +21,14 @@ itself. The mapping kept here:
   ``Engine.moves``, which include the move its own last ``think()`` played) is a prefix of the
   wanted game, only the moves played since are applied with ``Engine.play()`` and the hash table
   is kept: the normal case in a game, where the GUI sends back our move followed by the
-  opponent's. Otherwise (``ucinewgame``, another start position, the GUI took a different move
-  than ours, a takeback, ``Hash`` resized, ``Clear Hash``, an earlier error) the engine starts a
-  new game (``new_game(fen)``, which clears the table, so no stale game-history draw locks remain)
-  and replays every move. Each ``go`` reports which happened in an ``info string keep-hash: ...``
-  line (``table kept, applied N new move(s)`` or ``new game, table cleared (<reason>)``).
+  opponent's. When the wanted game is a prefix of the engine's (the GUI took moves back), the
+  engine takes them back (``Engine.take_back``): the table is kept and the draw locks of the
+  positions taken back are released. Otherwise (``ucinewgame``, another start position, the GUI
+  took a different move than ours, ``Hash`` resized, ``Clear Hash``, an earlier error) the engine
+  starts a new game (``new_game(fen)``, which clears the table, so no stale game-history draw locks
+  remain) and replays every move. Each ``go`` reports which happened in an ``info string
+  keep-hash: ...`` line (``table kept, applied N new move(s)``, ``table kept, took back N
+  move(s)`` or ``new game, table cleared (<reason>)``).
 * ``go`` then calls ``think()``, which plays its move on the engine's own board; that move is
   reported as ``bestmove`` and not committed anywhere else. If the GUI plays it, the next
   ``position`` extends the engine's game and the table is kept; if not, the engine rebuilds.
@@ -548,14 +551,20 @@ class UciEngine:
         eng = self._ensure_engine()
         played = eng.moves
         reason = "; ".join(self._rebuild_reasons) or None
+        back = len(played) - len(moves) if played[:len(moves)] == moves else 0
         if reason is None:
             if fen != self._engine_fen:
                 reason = "another start position"
-            elif moves[:len(played)] != played:
+            elif moves[:len(played)] != played and not back:
                 pairs = zip(played, moves, strict=False)
                 at = next((i for i, (a, b) in enumerate(pairs) if a != b), len(moves))
                 reason = f"the game differs from the engine's at ply {at + 1}"
-        if reason is None:
+        if reason is None and back:
+            # The GUI took moves back: the engine follows on the same table, the locks of the
+            # positions taken back released (Engine.take_back), so they do not score as repetitions.
+            eng.take_back(back)
+            self.info_string(f"keep-hash: table kept, took back {back} move(s)")
+        elif reason is None:
             new = moves[len(played):]
             for move in new:
                 eng.play(move)

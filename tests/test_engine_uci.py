@@ -183,6 +183,20 @@ def test_self_play_game_is_legal_and_keeps_the_hash(uci: chess.engine.SimpleEngi
     assert all(s == "keep-hash: table kept, applied 0 new move(s)" for s in kept[1:]), set(kept[1:])
 
 
+def test_moves_taken_back_in_the_gui_keep_the_table(uci: chess.engine.SimpleEngine) -> None:
+    board = chess.Board()
+    for uci_move in ("e2e4", "e7e5", "g1f3", "b8c6"):
+        board.push_uci(uci_move)
+    played = uci.play(board, chess.engine.Limit(depth=5), game="tb-1", info=chess.engine.INFO_ALL)
+    board.push(played.move)
+    board.pop()
+    board.pop()
+    board.pop()   # back to the position after 1.e4 e5: the engine had played three moves beyond it
+    again = uci.play(board, chess.engine.Limit(depth=5), game="tb-1", info=chess.engine.INFO_ALL)
+    assert again.info["string"] == "keep-hash: table kept, took back 3 move(s)"
+    assert again.move is not None and board.is_legal(again.move)
+
+
 def test_keep_hash_node_counts_match_the_engine_api(uci: chess.engine.SimpleEngine) -> None:
     """Node counts are deterministic: the UCI search after a kept table must equal the API's keep-hash
     search, and differ from a search after a cleared table (which equals the API's fresh one)."""
