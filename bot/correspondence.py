@@ -115,12 +115,15 @@ class Correspondence:
         return self
 
     def wake(self) -> None:
-        """Check now (e.g. after a gameStart of a game we do not know)."""
+        """End the wait for the next check-in now (the bot stops: the thread then ends)."""
         self._wake.set()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.check()
+            try:
+                self.check()
+            except Exception:  # noqa: BLE001 - a bug here must not end the check-ins: games would wait
+                log.exception("correspondence check-in failed; the next one comes on time")
             self._wake.wait(self.checkin_s)
             self._wake.clear()
 

@@ -232,6 +232,7 @@ class Runner:
             log.info("%s: stopping: no new challenges; running searches finish their move, then exit (games "
                      "in progress resume after the next start)", why)
             self.stop.set()
+        self.correspondence.wake()
         self._no_new_games()
 
     def drain(self, why: str) -> None:
