@@ -15,8 +15,9 @@ What this module keeps is the list of our correspondence games and when to visit
 * `check()`: every `game.correspondence_checkin_s` the `Correspondence` thread asks
   `/api/account/playing` and visits each correspondence game whose `isMyTurn` is true. Known
   games no longer listed there are over: each gets one last visit (its record, its goodbye) and is
-  forgotten. Lichess does not tell a bot by an event that the opponent moved in a game it does
-  not stream, so this check is what answers them; after a restart it finds every game again.
+  forgotten. The event stream announces games, not moves (its events are gameStart, gameFinish
+  and challenges), so this check is what finds the opponent's moves in a game we do not stream;
+  after a restart it finds every game again.
 * `claim(cid, decide_with)`: the challenge desk decides a correspondence challenge with the count
   of correspondence games (known, plus accepted and not started), against
   `challenge.correspondence_concurrency`, and holds its place until the gameStart (or for
