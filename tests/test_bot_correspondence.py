@@ -12,6 +12,7 @@ import time
 import pytest
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
+from bot.services_run import bot_moves
 from tests.test_bot_e2e import Bot, legal_replay, make_config
 
 pytestmark = pytest.mark.slow
@@ -36,12 +37,6 @@ def start(sb: Sandbox, **overrides) -> Bot:
     for key, value in overrides.items():
         sections.setdefault(key, {}).update(value)
     return Bot(make_config(sb, **sections)).start(sb)
-
-
-def bot_moves(info) -> int:
-    """The bot's moves in a game from the start position."""
-    first = 0 if info.bot_color == "white" else 1
-    return len(info.moves[first::2])
 
 
 def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
