@@ -17,11 +17,11 @@ initial clock when known):
 
     reserve = min(reserve_ms, RESERVE_SHARE * base)       base = the initial clock (or the clock now)
     pool    = max(0, left - overhead - reserve)            what the game may still spend
-    mtg     = movestogo, or HORIZON (30) in sudden death   moves the pool must last
+    mtg     = movestogo, or horizon (30) in sudden death   moves the pool must last
     target  = pool / mtg + INC_SHARE (0.75) * increment
     hard    = min(HARD_FACTOR (2.5) * target, cap)         cap = pool on the last move before the
                                                            control, else MAX_SHARE (0.4) * pool
-    soft    = min(SOFT_FACTOR (0.6) * target, hard)
+    soft    = min(soft_factor (0.6) * target, hard)
     then min_think_ms raises both (never above cap), max_think_ms lowers both, and both are at
     least FLOOR_MS (5 ms: a depth-3 move is better than a flag fall).
 
@@ -55,6 +55,10 @@ root iteration completes:
 
 ``legacy_limits()`` is the UCI front-end's rule before this module (the bare port), kept only so
 the UCI option ``Time Rule`` can select it for a match comparing old and new.
+
+``horizon`` and ``soft_factor`` are ``TimeParams`` fields (defaults ``HORIZON``, ``SOFT_FACTOR``) so
+that a match can try other values through the UCI options ``Time Horizon`` and ``Time Soft Percent``
+(the bot's YAML does not expose them: one tuned default for everyone).
 """
 
 from __future__ import annotations
@@ -92,6 +96,8 @@ class TimeParams:
     reserve_ms: float = RESERVE_MS
     min_think_ms: float = 0.0
     max_think_ms: float | None = None
+    horizon: int = HORIZON            # tuning knobs for matches (UCI options), not YAML keys
+    soft_factor: float = SOFT_FACTOR
 
 
 @dataclass(frozen=True)
@@ -161,11 +167,11 @@ def allocate(clock: Clock | None, params: TimeParams = TimeParams(), *, movetime
     if clock is None:
         return Limits()
     pool = max(0.0, clock.time_left_ms - params.overhead_ms - reserve_ms(clock, params))
-    mtg = max(1, clock.movestogo) if clock.movestogo else HORIZON
+    mtg = max(1, clock.movestogo) if clock.movestogo else max(1, params.horizon)
     target = pool / mtg + INC_SHARE * max(0.0, clock.inc_ms)
     cap = clock_cap_ms(clock, params)
     hard = min(HARD_FACTOR * target, cap)
-    soft = min(SOFT_FACTOR * target, hard)
+    soft = min(params.soft_factor * target, hard)
     hard, soft = (min(max(x, params.min_think_ms), cap) for x in (hard, soft))
     if params.max_think_ms is not None:
         hard, soft = min(hard, params.max_think_ms), min(soft, params.max_think_ms)

@@ -3,7 +3,8 @@
 Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``, ``Move
-Overhead``, ``Ponder``, ``Time Rule``. Anything else (and any malformed command) is answered with
+Overhead``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time Soft Percent``, ``OwnBook``, ``Book
+File``, ``SyzygyPath``. Anything else (and any malformed command) is answered with
 ``info string ...`` and otherwise ignored: the engine never exits on bad input, only on ``quit`` or
 end of input.
 
@@ -53,6 +54,9 @@ One time manager for the bot and this front-end: ``engine/timeman.py`` (its docs
   (``timeman.legacy_limits()``: ``T = left/movestogo(30) + 0.8*inc``, soft ``0.6*T``, hard
   ``min(2.5*T, 0.4*left) - overhead``, clock and movetime combined), kept only so that one commit
   can compare old and new in a match (``--engine1-option "Time Rule=legacy"``).
+* Options ``Time Horizon`` (moves, default ``timeman.HORIZON``) and ``Time Soft Percent`` (default
+  ``100 * timeman.SOFT_FACTOR``): the new rule's sudden-death horizon and soft limit, for matches that
+  tune them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped.
 
 Pondering
 ---------
@@ -137,6 +141,8 @@ DEFAULT_NODES = 1_000_000   # the original's budget: N < 1e6
 MATE_THRESHOLD = 8000 - 200
 POLL_S = 0.005
 TIME_RULES = ("new", "legacy")   # option Time Rule: engine/timeman.py's allocate(), or the bare port's
+HORIZON_RANGE = (5, 100)         # option Time Horizon: timeman's sudden-death horizon, in moves
+SOFT_PERCENT_RANGE = (10, 200)   # option Time Soft Percent: timeman's soft limit, percent of the target
 
 
 def hash_bits_for_mb(mb: int) -> int:
@@ -278,6 +284,8 @@ class UciEngine:
         self._hash_mb = HASH_DEFAULT_MB
         self._overhead_ms = OVERHEAD_DEFAULT_MS
         self._time_rule = TIME_RULES[0]
+        self._horizon = timeman.HORIZON
+        self._soft_percent = round(100 * timeman.SOFT_FACTOR)
         self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
         self._ponderhit_at: float | None = None   # when ponderhit came for the `go ponder` under way
         self._debug = False
@@ -361,6 +369,10 @@ class UciEngine:
         self.send("option name Ponder type check default false")
         self.send(f"option name Time Rule type combo default {TIME_RULES[0]} "
                   + " ".join(f"var {rule}" for rule in TIME_RULES))
+        self.send(f"option name Time Horizon type spin default {timeman.HORIZON} "
+                  f"min {HORIZON_RANGE[0]} max {HORIZON_RANGE[1]}")
+        self.send(f"option name Time Soft Percent type spin default {round(100 * timeman.SOFT_FACTOR)} "
+                  f"min {SOFT_PERCENT_RANGE[0]} max {SOFT_PERCENT_RANGE[1]}")
         self.send("uciok")
 
     def _cmd_debug(self, args: list[str]) -> None:
@@ -408,10 +420,11 @@ class UciEngine:
         elif key == "clear hash":
             self._rebuild("Clear Hash")
         elif key == "move overhead":
-            try:
-                self._overhead_ms = max(0, min(OVERHEAD_MAX_MS, int(value)))
-            except ValueError:
-                self.info_string(f"Move Overhead value {value!r} is not an integer: ignored")
+            self._overhead_ms = self._spin(name, value, (0, OVERHEAD_MAX_MS), self._overhead_ms)
+        elif key == "time horizon":
+            self._horizon = self._spin(name, value, HORIZON_RANGE, self._horizon)
+        elif key == "time soft percent":
+            self._soft_percent = self._spin(name, value, SOFT_PERCENT_RANGE, self._soft_percent)
         elif key in ("ownbook", "book file"):
             self._set_book_option(key, value)
         elif key == "syzygypath":
@@ -425,6 +438,14 @@ class UciEngine:
                 self.info_string(f"Time Rule {value!r} unknown (allowed: {', '.join(TIME_RULES)}): ignored")
         else:
             self.info_string(f"unknown option {name!r} ignored")
+
+    def _spin(self, name: str, value: str, bounds: tuple[int, int], old: int) -> int:
+        """A spin option's new value, clamped to ``bounds``; ``old`` (and a complaint) if not an integer."""
+        try:
+            return max(bounds[0], min(bounds[1], int(value)))
+        except ValueError:
+            self.info_string(f"{name} value {value!r} is not an integer: ignored")
+            return old
 
     def _set_book_option(self, key: str, value: str) -> None:
         """OwnBook / Book File: (re)open the book now, so a bad file is reported here, not during a game."""
@@ -596,7 +617,9 @@ class UciEngine:
             if clock is not None:
                 self._base_ms = max(self._base_ms or 0.0, clock)
                 tm_clock = Clock(clock - spent_ms, inc, params.movestogo, self._base_ms)
-            limits = timeman.allocate(tm_clock, TimeParams(overhead_ms=self._overhead_ms),
+            tparams = TimeParams(overhead_ms=self._overhead_ms, horizon=self._horizon,
+                                 soft_factor=self._soft_percent / 100)
+            limits = timeman.allocate(tm_clock, tparams,
                                       movetime_ms=movetime, nodes=params.nodes, depth=params.depth)
             if limits == Limits():
                 limits = Limits(nodes=DEFAULT_NODES)

@@ -193,3 +193,40 @@ def test_uci_clock_path_uses_the_same_function(monkeypatch: pytest.MonkeyPatch) 
     old = ue._limits(params, board, received=uci.time.monotonic())
     expected = timeman.legacy_limits(50_000, 500, 7, uci.OVERHEAD_DEFAULT_MS)
     assert old.adaptive is False and old.hard_ms == pytest.approx(expected.hard_ms, abs=5)
+
+
+def test_horizon_and_soft_factor_shape_the_sudden_death_target() -> None:
+    clock = Clock(60_000, 1000, base_ms=60_000)
+    pool = 60_000 - 30 - 4000
+    wide = allocate(clock, TimeParams(overhead_ms=30, horizon=40, soft_factor=0.5))
+    assert wide.soft_ms == pytest.approx(0.5 * (pool / 40 + 750))
+    assert wide.hard_ms == pytest.approx(2.5 * (pool / 40 + 750))
+    # movestogo, when given, beats the horizon
+    assert allocate(Clock(60_000, 0, movestogo=10, base_ms=60_000), TimeParams(horizon=40)).hard_ms == \
+        pytest.approx(2.5 * (60_000 - 30 - 4000) / 10)
+
+
+def test_uci_time_horizon_and_soft_percent_options_reach_the_time_manager() -> None:
+    from engine import uci
+
+    out = io.StringIO()
+    ue = uci.UciEngine(out=out)
+    ue.handle("uci")
+    assert "option name Time Horizon type spin default 30 min 5 max 100" in out.getvalue()
+    assert "option name Time Soft Percent type spin default 60 min 10 max 200" in out.getvalue()
+    params, _ = uci.parse_go("wtime 60000 btime 60000".split())
+    board = uci.chess.Board()
+    ue.handle("setoption name Time Horizon value 20")
+    ue.handle("setoption name Time Soft Percent value 90")
+    limits = ue._limits(params, board, received=uci.time.monotonic())
+    expected = allocate(Clock(60_000, 0, base_ms=60_000), TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS,
+                                                                      horizon=20, soft_factor=0.9))
+    assert limits.soft_ms == pytest.approx(expected.soft_ms, abs=5)
+    assert limits.hard_ms == pytest.approx(expected.hard_ms, abs=5)
+    ue.handle("setoption name Time Horizon value 1000")      # clamped to the range
+    ue.handle("setoption name Time Soft Percent value many")  # not an integer: kept, and said
+    assert "Time Soft Percent value 'many' is not an integer" in out.getvalue()
+    clamped = ue._limits(params, board, received=uci.time.monotonic())
+    assert clamped.hard_ms == pytest.approx(
+        allocate(Clock(60_000, 0, base_ms=60_000), TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS,
+                                                               horizon=100, soft_factor=0.9)).hard_ms, abs=5)
