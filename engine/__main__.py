@@ -8,6 +8,8 @@
 - ``book build [--out PATH] ...`` / ``book stats [PATH]``: build the default opening book from the
   named opening lines / describe a Polyglot book, ``engine/book_build.py``;
 - ``ponder-stats ...``: the ponder hit rate and what a hit saves, ``engine/ponderstats.py``;
+- ``clockstats PGN...``: how a match's engine used its clock, and what other time-manager settings
+  would have left, ``engine/clockstats.py``;
 - ``compile``: compile the search into numba's cache now and say where it went (a build step, e.g.
   Heroku's ``bin/post_compile``, so that the process that plays only loads it).
 
@@ -19,7 +21,8 @@ from __future__ import annotations
 import sys
 
 USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | cbench [options] "
-         "| book build|stats [options] | ponder-stats [options] | compile]   (default: uci)")
+         "| book build|stats [options] | ponder-stats [options] | clockstats PGN... | compile]"
+         "   (default: uci)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine import ponderstats
 
         return ponderstats.main(rest)
+    if command == "clockstats":
+        from engine import clockstats
+
+        return clockstats.main(rest)
     if command == "bench":
         try:
             from engine import bench

@@ -84,7 +84,12 @@ def test_one_minute_game_keeps_its_reserve_after_80_moves_and_survives_a_stall()
 def test_increment_is_spent_and_refills_the_pool() -> None:
     plain = allocate(Clock(60_000, 0, base_ms=60_000), BOT)
     with_inc = allocate(Clock(60_000, 2_000, base_ms=60_000), BOT)
-    assert with_inc.soft_ms == pytest.approx(plain.soft_ms + 0.6 * 0.75 * 2_000)
+    pool = 60_000 - 300 - 4000
+    assert plain.soft_ms == pytest.approx(0.6 * pool / 30)
+    # an increment that pays the overhead refills the clock: the pool may be spent over 15 moves
+    assert with_inc.soft_ms == pytest.approx(0.6 * (pool / 15 + 0.75 * 2_000))
+    small = allocate(Clock(60_000, 200, base_ms=60_000), BOT)     # 200 ms < 300 ms overhead: not paid
+    assert small.soft_ms == pytest.approx(0.6 * (pool / 30 + 0.75 * 200))
     # inside the reserve with an increment: the floor, until increments have refilled the pool
     low = allocate(Clock(3_000, 2_000, base_ms=60_000), BOT)
     assert low.hard_ms == FLOOR_MS
@@ -201,6 +206,9 @@ def test_horizon_and_soft_factor_shape_the_sudden_death_target() -> None:
     wide = allocate(clock, TimeParams(overhead_ms=30, horizon=40, soft_factor=0.5))
     assert wide.soft_ms == pytest.approx(0.5 * (pool / 40 + 750))
     assert wide.hard_ms == pytest.approx(2.5 * (pool / 40 + 750))
+    # without an increment nothing refills the clock: never fewer than HORIZON_NO_INC moves
+    bare = allocate(Clock(60_000, 0, base_ms=60_000), TimeParams(overhead_ms=30, horizon=10))
+    assert bare.hard_ms == pytest.approx(2.5 * pool / timeman.HORIZON_NO_INC)
     # movestogo, when given, beats the horizon
     assert allocate(Clock(60_000, 0, movestogo=10, base_ms=60_000), TimeParams(horizon=40)).hard_ms == \
         pytest.approx(2.5 * (60_000 - 30 - 4000) / 10)
@@ -212,21 +220,59 @@ def test_uci_time_horizon_and_soft_percent_options_reach_the_time_manager() -> N
     out = io.StringIO()
     ue = uci.UciEngine(out=out)
     ue.handle("uci")
-    assert "option name Time Horizon type spin default 30 min 5 max 100" in out.getvalue()
-    assert "option name Time Soft Percent type spin default 60 min 10 max 200" in out.getvalue()
-    params, _ = uci.parse_go("wtime 60000 btime 60000".split())
+    assert f"option name Time Horizon type spin default {timeman.HORIZON} min 5 max 100" in out.getvalue()
+    percent = round(100 * timeman.SOFT_FACTOR)
+    assert f"option name Time Soft Percent type spin default {percent} min 10 max 200" in out.getvalue()
+    params, _ = uci.parse_go("wtime 60000 btime 60000 winc 500 binc 500".split())
     board = uci.chess.Board()
     ue.handle("setoption name Time Horizon value 20")
     ue.handle("setoption name Time Soft Percent value 90")
     limits = ue._limits(params, board, received=uci.time.monotonic())
-    expected = allocate(Clock(60_000, 0, base_ms=60_000), TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS,
-                                                                      horizon=20, soft_factor=0.9))
+    expected = allocate(Clock(60_000, 500, base_ms=60_000), TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS,
+                                                                        horizon=20, soft_factor=0.9))
     assert limits.soft_ms == pytest.approx(expected.soft_ms, abs=5)
     assert limits.hard_ms == pytest.approx(expected.hard_ms, abs=5)
     ue.handle("setoption name Time Horizon value 1000")      # clamped to the range
     ue.handle("setoption name Time Soft Percent value many")  # not an integer: kept, and said
     assert "Time Soft Percent value 'many' is not an integer" in out.getvalue()
     clamped = ue._limits(params, board, received=uci.time.monotonic())
-    assert clamped.hard_ms == pytest.approx(
-        allocate(Clock(60_000, 0, base_ms=60_000), TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS,
-                                                               horizon=100, soft_factor=0.9)).hard_ms, abs=5)
+    widest = TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS, horizon=100, soft_factor=0.9)
+    assert clamped.hard_ms == pytest.approx(allocate(Clock(60_000, 500, base_ms=60_000), widest).hard_ms, abs=5)
+
+
+PGN_TWO_GAMES = """[White "umax"]
+[Black "other"]
+[Result "0-1"]
+[Termination "time forfeit"]
+
+1. e4 { [%emt 0:00:00.5] [%clk 0:00:09.6] } e5 { [%emt 0:00:01] [%clk 0:00:09.1] }
+2. Nf3 { [%emt 0:00:02.25] [%clk 0:00:07.45] } 0-1
+
+[White "other"]
+[Black "umax"]
+[Result "1-0"]
+
+1. d4 { [%emt 0:00:00.1] [%clk 0:00:10] } d5 { [%emt 0:00:00.3] [%clk 0:00:09.8] } 1-0
+"""
+
+
+def test_clockstats_reads_one_engines_side_and_its_replay_reproduces_the_recorded_clock(tmp_path) -> None:
+    from engine import clockstats
+
+    path = tmp_path / "m.pgn"
+    path.write_text(PGN_TWO_GAMES)
+    games = list(clockstats.read_games(str(path), "umax"))
+    assert [g.emts for g in games] == [[0.5, 2.25], [0.3]]
+    assert [g.clocks for g in games] == [[9.6, 7.45], [9.8]]
+    assert [g.flagged for g in games] == [True, False]
+    line = clockstats.summary(games)
+    assert "games 2" in line and "lowest clock median 8.62 s min 7.45 s" in line and "lost on time 1" in line
+    # replayed under the settings it was played with, a game keeps its clock (capped by the hard limit)
+    params = TimeParams(overhead_ms=30)
+    game = clockstats.GameClock([0.2, 0.3, 0.25], [], False)
+    lowest, mean = clockstats.replay(game, 10_000, 100, params, params)
+    assert lowest == pytest.approx(10_000 + 3 * 100 - 200 - 300 - 250)
+    assert mean == pytest.approx(250)
+    # a longer horizon spends less, so the clock stays higher
+    slow = clockstats.replay(game, 10_000, 100, params, TimeParams(overhead_ms=30, horizon=60))
+    assert slow[0] > lowest and slow[1] < mean

@@ -1,0 +1,124 @@
+"""How a match's engine used its clock, read from the PGN, and what other time-manager settings would
+have left: ``python -m engine clockstats PGN... [--engine umax] [--try 20 ...]``.
+
+For each PGN file written by ``python -m engine match`` (its ``%emt`` and ``%clk`` comments), for the
+engine whose name starts with ``--engine``: games, the mean and median time per move, the longest
+move, the median and lowest of each game's lowest clock, and the losses on time.
+
+``--try HORIZON`` replays each game's moves under another sudden-death horizon of
+``engine/timeman.py``: every move is assumed to take its recorded time scaled by the ratio of the new
+limits (at the replayed clock) to those it was played under (``--played HORIZON``, at the recorded
+clock), and never more than the new hard limit. A horizon scales the soft and the hard limit
+together, so the search's stops (soft, the hard limit, an iteration predicted to end after it) scale
+with them. The soft factor alone is not replayed: what it changes depends on where the iterations
+end. It is an estimate (micro-Max's iterations are discrete, and other limits would have changed the
+game), good for choosing what a match should try, not for replacing the match. ``--tc`` and
+``--overhead`` must be the match's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import chess.pgn
+
+from engine.timeman import HORIZON, Clock, TimeParams, allocate
+
+_EMT = re.compile(r"%emt (\d+):(\d+):([\d.]+)")
+_CLK = re.compile(r"%clk (\d+):(\d+):([\d.]+)")
+
+
+def _seconds(match: re.Match[str]) -> float:
+    return 3600 * int(match.group(1)) + 60 * int(match.group(2)) + float(match.group(3))
+
+
+@dataclass
+class GameClock:
+    """One game from the engine's side: seconds per move, its clock after each move, lost on time."""
+
+    emts: list[float]
+    clocks: list[float]
+    flagged: bool
+
+
+def read_games(path: str, engine: str) -> Iterator[GameClock]:
+    """The games of a PGN file, seen from the player whose name starts with ``engine``."""
+    with open(path, encoding="utf-8") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            white = game.headers.get("White", "").startswith(engine)
+            emts, clocks = [], []
+            for node in game.mainline():
+                if node.parent is None or node.parent.board().turn != white:
+                    continue
+                if (m := _EMT.search(node.comment)) is not None:
+                    emts.append(_seconds(m))
+                if (c := _CLK.search(node.comment)) is not None:
+                    clocks.append(_seconds(c))
+            loser_white = game.headers.get("Result") == "0-1"
+            flagged = game.headers.get("Termination") == "time forfeit" and loser_white == white
+            yield GameClock(emts, clocks, flagged)
+
+
+def summary(games: list[GameClock]) -> str:
+    """One line: time per move, each game's lowest clock, losses on time."""
+    emts = [e for g in games for e in g.emts]
+    lows = [min(g.clocks) for g in games if g.clocks]
+    if not emts or not lows:
+        return f"games {len(games)}: no %emt/%clk comments"
+    return (f"games {len(games)}  move mean {statistics.mean(emts):.3f} s "
+            f"median {statistics.median(emts):.3f} s max {max(emts):.2f} s  "
+            f"lowest clock median {statistics.median(lows):.2f} s min {min(lows):.2f} s  "
+            f"lost on time {sum(g.flagged for g in games)}")
+
+
+def replay(game: GameClock, base_ms: float, inc_ms: float, old: TimeParams,
+           new: TimeParams) -> tuple[float, float]:
+    """(lowest clock in ms, mean ms per move) of ``game`` replayed under ``new`` (see the docstring)."""
+    recorded = left = lowest = base_ms
+    spent = 0.0
+    for emt in game.emts:
+        old_soft = allocate(Clock(recorded, inc_ms, base_ms=base_ms), old).soft_ms or 1.0
+        limits = allocate(Clock(left, inc_ms, base_ms=base_ms), new)
+        think = min(emt * 1000 * (limits.soft_ms or 0.0) / old_soft, limits.hard_ms or 0.0)
+        recorded += inc_ms - emt * 1000
+        left += inc_ms - think
+        spent += think
+        lowest = min(lowest, left)
+    return lowest, spent / max(1, len(game.emts))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m engine clockstats", description=__doc__.split("\n")[0])
+    p.add_argument("pgn", nargs="+", help="PGN files written by python -m engine match")
+    p.add_argument("--engine", default="umax", help="the player whose name starts with this (default umax)")
+    p.add_argument("--try", dest="tries", action="append", type=int, default=[], metavar="HORIZON",
+                   help="replay under this sudden-death horizon in moves, e.g. 20 (repeatable)")
+    p.add_argument("--played", type=int, default=HORIZON, metavar="HORIZON",
+                   help=f"the horizon the games were played with (default: today's, {HORIZON})")
+    p.add_argument("--tc", default="10+0.1", help="the matches' time control, seconds+increment")
+    p.add_argument("--overhead", type=float, default=30.0, help="the engine's Move Overhead (ms)")
+    args = p.parse_args(argv)
+    base_s, _, inc_s = args.tc.partition("+")
+    base_ms, inc_ms = float(base_s) * 1000, float(inc_s or 0) * 1000
+    old = TimeParams(overhead_ms=args.overhead, horizon=args.played)
+    for path in args.pgn:
+        games = list(read_games(path, args.engine))
+        print(f"{path}: {summary(games)}")
+        for horizon in args.tries:
+            new = TimeParams(overhead_ms=args.overhead, horizon=horizon)
+            runs = [replay(g, base_ms, inc_ms, old, new) for g in games if g.emts]
+            if not runs:
+                continue
+            lows = [r[0] / 1000 for r in runs]
+            print(f"  replayed with horizon {horizon}: lowest clock median {statistics.median(lows):.2f} s "
+                  f"min {min(lows):.2f} s, move mean {statistics.mean(r[1] for r in runs) / 1000:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
