@@ -40,7 +40,7 @@ from typing import Any
 
 from bot.config import CHAT_MAX, ChatConfig
 from bot.lichess import Lichess, LichessError, RateLimited, Stopped
-from bot.records import PAWN
+from engine.board import PAWN
 
 log = logging.getLogger(__name__)
 

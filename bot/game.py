@@ -45,10 +45,10 @@ from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.outside import MoveSource
 from bot.position import EngineLike, GamePosition
 from engine import timeman
+from engine.board import PAWN
 
 log = logging.getLogger(__name__)
 
-PAWN = 74  # the engine's score of a pawn (docs/CONTRACTS.md)
 LIVE = ("created", "started")  # every other status ends the game
 MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later opponentGone says more)
 # Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):

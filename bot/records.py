@@ -33,11 +33,10 @@ import chess
 import chess.pgn
 
 from bot.config import RecordsConfig
-from engine.board import rules_board
+from engine.board import PAWN, rules_board
 
 log = logging.getLogger(__name__)
 
-PAWN = 74  # the engine's score of a pawn (docs/CONTRACTS.md)
 # lila's PGN export (PgnDump.termination), status -> Termination.
 TERMINATION = {
     "mate": "Normal", "resign": "Normal", "draw": "Normal", "stalemate": "Normal", "variantEnd": "Normal",

@@ -30,6 +30,7 @@ VIRGIN_CLEARED = 32  # set once a piece has moved
 # relative piece values w[] and the initial back rank (micro-Max's o[24..31])
 PIECE_VALUE = (0, 2, 2, 7, -1, 8, 12, 23)
 BACK_RANK = (6, 3, 5, 7, 4, 5, 3, 6)
+PAWN = 74  # a pawn in the search's score units (docs/CONTRACTS.md): the one definition of the bot's "pawns"
 
 _TYPE_OF = {chess.KNIGHT: 3, chess.KING: 4, chess.BISHOP: 5, chess.ROOK: 6, chess.QUEEN: 7}
 _PIECE_OF = {3: chess.KNIGHT, 4: chess.KING, 5: chess.BISHOP, 6: chess.ROOK, 7: chess.QUEEN, 1: chess.PAWN,

@@ -45,12 +45,12 @@ from pathlib import Path
 import chess
 import chess.polyglot
 
+from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 
 SOURCE_DIR = Path(__file__).resolve().parent / "data" / "openings"
 NODE_BUDGET = 10000         # per search: depth 6-7 in the opening (iterations overshoot it)
 THRESHOLD_PAWNS = 1.5       # drop a book move scoring this much below the engine's best
-PAWN = 74                   # the engine's pawn, in its score units
 HASH_BITS = 18              # 3 MiB: cleared per search, so a small table keeps new_game() cheap
 ENTRY = struct.Struct(">QHHI")
 STATS_MAX_PLY = 20          # BookSettings' default max_ply: the lines a game can really take

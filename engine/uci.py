@@ -128,6 +128,7 @@ from typing import TextIO
 import chess
 
 from engine import Engine, SearchResult, timeman
+from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
 from engine.timeman import Clock, Limits, TimeParams
@@ -157,7 +158,7 @@ def uci_score(score: int) -> str:
     if abs(score) > MATE_THRESHOLD:
         n = max(1, 8000 - abs(score))
         return f"mate {n if score > 0 else -n}"
-    return f"cp {round(score * 100 / 74)}"
+    return f"cp {round(score * 100 / PAWN)}"
 
 
 def eng_iterations(result: SearchResult | None) -> list[tuple[int, int, int, str]]:
