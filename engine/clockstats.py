@@ -3,7 +3,8 @@ have left: ``python -m engine clockstats PGN... [--engine umax] [--try 20 ...]``
 
 For each PGN file written by ``python -m engine match`` (its ``%emt`` and ``%clk`` comments), for the
 engine whose name starts with ``--engine``: games, the mean and median time per move, the longest
-move, the median and lowest of each game's lowest clock, and the losses on time.
+move, the median and lowest of each game's lowest clock, the losses on time, and the median clock
+after its first ``--opening`` (10) moves (what a book saves).
 
 ``--try HORIZON`` replays each game's moves under another sudden-death horizon of
 ``engine/timeman.py``: every move is assumed to take its recorded time scaled by the ratio of the new
@@ -64,16 +65,19 @@ def read_games(path: str, engine: str) -> Iterator[GameClock]:
             yield GameClock(emts, clocks, flagged)
 
 
-def summary(games: list[GameClock]) -> str:
-    """One line: time per move, each game's lowest clock, losses on time."""
+def summary(games: list[GameClock], opening: int = 10) -> str:
+    """One line: time per move, each game's lowest clock, losses on time, the clock after ``opening``
+    moves (median over the games that lasted that long)."""
     emts = [e for g in games for e in g.emts]
     lows = [min(g.clocks) for g in games if g.clocks]
     if not emts or not lows:
         return f"games {len(games)}: no %emt/%clk comments"
+    after = [g.clocks[opening - 1] for g in games if len(g.clocks) >= opening]
+    opened = f"  clock after move {opening} median {statistics.median(after):.2f} s" if after else ""
     return (f"games {len(games)}  move mean {statistics.mean(emts):.3f} s "
             f"median {statistics.median(emts):.3f} s max {max(emts):.2f} s  "
             f"lowest clock median {statistics.median(lows):.2f} s min {min(lows):.2f} s  "
-            f"lost on time {sum(g.flagged for g in games)}")
+            f"lost on time {sum(g.flagged for g in games)}{opened}")
 
 
 def replay(game: GameClock, base_ms: float, inc_ms: float, old: TimeParams,
@@ -100,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="replay under this sudden-death horizon in moves, e.g. 20 (repeatable)")
     p.add_argument("--played", type=int, default=HORIZON, metavar="HORIZON",
                    help=f"the horizon the games were played with (default: today's, {HORIZON})")
+    p.add_argument("--opening", type=int, default=10, help="the clock after this many of its moves")
     p.add_argument("--tc", default="10+0.1", help="the matches' time control, seconds+increment")
     p.add_argument("--overhead", type=float, default=30.0, help="the engine's Move Overhead (ms)")
     args = p.parse_args(argv)
@@ -108,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     old = TimeParams(overhead_ms=args.overhead, horizon=args.played)
     for path in args.pgn:
         games = list(read_games(path, args.engine))
-        print(f"{path}: {summary(games)}")
+        print(f"{path}: {summary(games, args.opening)}")
         for horizon in args.tries:
             new = TimeParams(overhead_ms=args.overhead, horizon=horizon)
             runs = [replay(g, base_ms, inc_ms, old, new) for g in games if g.emts]

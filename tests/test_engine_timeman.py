@@ -268,6 +268,7 @@ def test_clockstats_reads_one_engines_side_and_its_replay_reproduces_the_recorde
     assert [g.flagged for g in games] == [True, False]
     line = clockstats.summary(games)
     assert "games 2" in line and "lowest clock median 8.62 s min 7.45 s" in line and "lost on time 1" in line
+    assert "clock after move 2 median 7.45 s" in clockstats.summary(games, opening=2)  # one game has 2
     # replayed under the settings it was played with, a game keeps its clock (capped by the hard limit)
     params = TimeParams(overhead_ms=30)
     game = clockstats.GameClock([0.2, 0.3, 0.25], [], False)
