@@ -20,7 +20,9 @@ Pondering: ``--engine1-ponder`` (or ``--engine2-ponder``) lets that engine think
 time: python-chess sends ``go ponder`` with the engine's ``ponder`` move after each of its moves,
 then ``ponderhit`` if the opponent played it, else ``stop`` and the real position (UCI engines
 only). A pondering engine uses a second core while its opponent thinks: run such matches with
-``--concurrency 1`` on a 2-core machine.
+``--concurrency 1`` on a 2-core machine. The summary adds ``Ponder hits of NAME: H of P (R %)``: of
+the P replies the engine pondered on (those after a ``bestmove ... ponder``), H were the move it
+expected.
 
 Old and new time manager from one commit: this engine's UCI option ``Time Rule`` is ``new`` (the
 default, ``engine/timeman.py``) or ``legacy`` (the bare port's rule), so the comparison of (a) the
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import datetime
 import io
 import math
@@ -267,6 +270,7 @@ class GameResult:
     result: str              # "1-0", "0-1", "1/2-1/2"
     termination: str
     pgn: str
+    ponder: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))   # per engine: (hits, ponders)
 
 
 class Match:
@@ -327,6 +331,8 @@ class Match:
         game_id = object()
         result = termination = None
         annotations: list[tuple[float, float | None]] = []   # per played move: (emt, clock after it)
+        expected: list[chess.Move | None] = [None, None]     # each engine's ponder move, if it ponders
+        ponder = [[0, 0], [0, 0]]                            # per engine: hits, ponder searches
         while result is None:
             outcome = board.outcome(claim_draw=True)
             if outcome is not None:
@@ -368,12 +374,18 @@ class Match:
             if played.move is None or not board.is_legal(played.move):
                 result, termination = loser_result, f"illegal or missing move {played.move}"
                 break
+            other = 1 - i
+            if expected[other] is not None:          # the other engine pondered on this reply
+                ponder[other][0] += played.move == expected[other]
+                ponder[other][1] += 1
+            expected[i] = played.ponder if self.specs[i].ponder else None
             board.push(played.move)
             annotations.append((elapsed, clocks[mover]))
         # No send_game_result(): Fairy-Max answers xboard's "result" with an error line that python-chess
         # would read during the next game's first move. "new" / "ucinewgame" start the next game anyway.
-        return self._record(index, opening_name, engine1_white, board, book_plies, result, termination,
-                            annotations)
+        record = self._record(index, opening_name, engine1_white, board, book_plies, result, termination,
+                              annotations)
+        return dataclasses.replace(record, ponder=(tuple(ponder[0]), tuple(ponder[1])))
 
     def _record(self, index: int, opening: str, engine1_white: bool, board: chess.Board, book_plies: int,
                 result: str, termination: str, annotations: list[tuple[float, float | None]]) -> GameResult:
@@ -444,6 +456,10 @@ def summarize(results: list[GameResult], names: list[str]) -> tuple[int, int, in
         f"{100 * likelihood_of_superiority(wins, losses):.1f} %",
         "Terminations: " + ", ".join(f"{t} {c}" for t, c in terms.most_common()),
     ]
+    for k, name in enumerate(names):
+        hits, ponders = sum(r.ponder[k][0] for r in results), sum(r.ponder[k][1] for r in results)
+        if ponders:
+            lines.append(f"Ponder hits of {name}: {hits} of {ponders} ({100 * hits / ponders:.0f} %)")
     return wins, losses, draws, lines
 
 

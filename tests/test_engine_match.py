@@ -31,12 +31,28 @@ ELO = re.compile(r"^Elo difference: (-?[\d.]+|-?inf) \+/- ([\d.]+|inf) \(95%\), 
 PGN_LINE = re.compile(r"^PGN: (.+) \((\d+) games\)$", re.M)
 
 FAKE_ENGINE = textwrap.dedent('''
-    """A tiny UCI engine for the tests: random legal moves, or an illegal move, or a slow one."""
+    """A tiny UCI engine for the tests: random legal moves, or an illegal move, or a slow one; "first"
+    plays the first legal move (sorted), "ponder" too and expects the reply "first" would play."""
     import random, sys, time
     import chess
     mode = sys.argv[1]
     board = chess.Board()
     rng = random.Random(7)
+    pondering = False
+
+    def first(b):
+        return sorted(m.uci() for m in b.legal_moves)[0]
+
+    def answer(b):
+        if mode in ("first", "ponder"):
+            move = first(b)
+            b2 = b.copy()
+            b2.push_uci(move)
+            tail = f" ponder {first(b2)}" if mode == "ponder" and not b2.is_game_over() else ""
+            print(f"bestmove {move}{tail}", flush=True)
+        else:
+            print("bestmove " + rng.choice(sorted(m.uci() for m in b.legal_moves)), flush=True)
+
     for line in sys.stdin:
         cmd = line.split()
         if not cmd:
@@ -51,13 +67,19 @@ FAKE_ENGINE = textwrap.dedent('''
             if "moves" in cmd:
                 for m in cmd[cmd.index("moves") + 1:]:
                     board.push_uci(m)
+        elif cmd[0] == "go" and "ponder" in cmd:
+            pondering = True                  # no answer until ponderhit or stop
+        elif cmd[0] in ("ponderhit", "stop"):
+            if pondering:
+                pondering = False
+                answer(board)
         elif cmd[0] == "go":
             if mode == "illegal":
                 print("bestmove a1a5", flush=True)
                 continue
             if mode == "slow":
                 time.sleep(0.4)
-            print("bestmove " + rng.choice(sorted(m.uci() for m in board.legal_moves)), flush=True)
+            answer(board)
         elif cmd[0] == "quit":
             break
 ''')
@@ -155,6 +177,23 @@ def test_time_forfeit_and_move_cap(fake_engine: Path, tmp_path: Path,
     assert SCORE.search(out).group(5) == "2" and "adjudication: move cap 2" in out
     for g in read_games(pgn):
         assert len(list(g.mainline_moves())) == 8 + 6
+
+
+def test_ponder_hits_are_counted(fake_engine: Path, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # "ponder" expects exactly the reply "first" plays: every ponder search is a hit; against the
+    # random mover few are
+    base = ["--engine1", f"python {fake_engine} ponder", "--engine1-ponder", "--movetime", "0.02",
+            "--games", "2", "--max-plies", "20", "--quiet"]
+    assert main([*base, "--engine2", f"python {fake_engine} first", "--pgn", str(tmp_path / "a.pgn")]) == 0
+    out = capsys.readouterr().out
+    hits = re.search(r"^Ponder hits of fake-ponder: (\d+) of (\d+) \((\d+) %\)$", out, re.M)
+    assert hits and int(hits.group(1)) == int(hits.group(2)) >= 5 and hits.group(3) == "100"
+    assert main([*base, "--engine2", f"python {fake_engine} random", "--pgn", str(tmp_path / "b.pgn")]) == 0
+    out = capsys.readouterr().out
+    hits = re.search(r"^Ponder hits of fake-ponder: (\d+) of (\d+)", out, re.M)
+    assert hits and int(hits.group(1)) < int(hits.group(2)), out
+    assert "Ponder hits of fake-random" not in out          # it does not ponder
 
 
 def read_games(path: Path) -> list[chess.pgn.Game]:
