@@ -88,7 +88,8 @@ class Game:
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
                  may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
-                 takeback_counts: dict[str, int] | None = None):
+                 takeback_counts: dict[str, int] | None = None,
+                 move_notes: dict[str, dict[int, records.MoveNote]] | None = None):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -138,6 +139,8 @@ class Game:
         self.status: str | None = None
         self.winner: str | None = None
         self.record = records.GameRecord(game_id)  # filled by gameFull, our moves and the final state
+        if move_notes is not None:  # the runner's: a correspondence game's record spans its visits
+            self.record.notes = move_notes.setdefault(game_id, {})
         self.record_path = None  # where the record went (None: off, not over, or the write failed)
         self._recorded = False
         self._abort_timer: threading.Timer | None = None

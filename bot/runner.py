@@ -61,6 +61,7 @@ from bot.matchmaking import Matchmaker
 from bot.memory import MemoryPlan
 from bot.outside import MoveSource
 from bot.position import EngineLike
+from bot.records import MoveNote
 from bot.sources import close_all, move_sources
 from bot.tables import TablePool
 
@@ -205,7 +206,10 @@ class Runner:
         self.games: dict[str, Game] = {}
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games_played = 0
-        self.takebacks: dict[str, int] = {}  # takebacks accepted per game id (bot/game.py)
+        # Per game id, kept while the game is not over, so that they outlive a correspondence visit
+        # and a reopened stream (bot/game.py): the takebacks accepted, and the record's move notes.
+        self.takebacks: dict[str, int] = {}
+        self.move_notes: dict[str, dict[int, MoveNote]] = {}
         self.me = ""
         self.exit_code = 0
         self._games_lock = threading.Lock()
@@ -678,7 +682,8 @@ class Runner:
             give_back = tables.give_back
         return Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
                     give_back=give_back, sources=self.sources, visit=visit,
-                    may_ponder=(lambda: False) if visit else self._may_ponder, takeback_counts=self.takebacks)
+                    may_ponder=(lambda: False) if visit else self._may_ponder, takeback_counts=self.takebacks,
+                    move_notes=self.move_notes)
 
     def _count_start(self) -> None:
         """`game.quit_after_games`: the Nth game started begins the drain."""
@@ -730,6 +735,8 @@ class Runner:
             return  # not over on the server: a restart (or its next gameStart) resumes it
         self.slots.release(game.id)
         with self._games_lock:
+            self.takebacks.pop(game.id, None)   # over: its record is written (bot/game.py _game_over)
+            self.move_notes.pop(game.id, None)
             if self.games.get(game.id) is game:
                 del self.games[game.id]
             self.finished.append(game)

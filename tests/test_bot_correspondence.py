@@ -120,3 +120,6 @@ def test_a_finished_correspondence_game_is_recorded_and_greeted_once(sandbox, tm
     assert said.count("Hello gina") == 1 and said.count("Bye gina") == 1, said
     pgn = next(tmp_path.glob("*.pgn")).read_text()
     assert '[Result "1-0"]' in pgn and "gina" in pgn
+    # each of the bot's moves was searched in a visit of its own; the record keeps all their evals
+    ours = bot_moves(sandbox.game(gid))
+    assert ours >= 2 and pgn.count("[%eval") == ours, pgn
