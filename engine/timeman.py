@@ -17,9 +17,7 @@ initial clock when known):
 
     reserve = min(reserve_ms, RESERVE_SHARE * base)       base = the initial clock (or the clock now)
     pool    = max(0, left - overhead - reserve)            what the game may still spend
-    mtg     = movestogo, or in sudden death                moves the pool must last:
-              horizon (15) if increment >= overhead        each move's increment pays its latency
-              else max(horizon, HORIZON_NO_INC (30))       nothing refills the clock
+    mtg     = movestogo, or horizon (30) in sudden death   moves the pool must last
     target  = pool / mtg + INC_SHARE (0.75) * increment
     hard    = min(HARD_FACTOR (2.5) * target, cap)         cap = pool on the last move before the
                                                            control, else MAX_SHARE (0.4) * pool
@@ -27,12 +25,14 @@ initial clock when known):
     then min_think_ms raises both (never above cap), max_think_ms lowers both, and both are at
     least FLOOR_MS (5 ms: a depth-3 move is better than a flag fall).
 
-Why two horizons: with an increment that pays each move's overhead the clock refills, so the pool
-may be spent faster: issue 12's line (b) at 10+0.1 with 30 left a median 4.6 s of the 10 s unused
-at the game's lowest point (``python -m engine clockstats`` replays its games: 15 leaves about 2.3 s
-and spends 23 % more a move). Without one, the pool drained early leaves a long game at the 5 ms
-floor, where each move's latency eats the reserve: a 1+0 game at horizon 20 has 3.3 s at move 101,
-too little for the 3.5 s stall below.
+Why 30, though it leaves a 10+0.1 game a median 4.6 s of its 10 s unused at its lowest point: a
+shorter horizon was measured and did not help. Horizon 15 whenever the increment paid the move
+overhead spent 19 % more a move (0.216 s against 0.181 s, lowest clock 2.2 s) and scored 26.8 %
+against Fairy-Max in 200 games, against 28.3 % in 150 (README, "Pondering and the time rule in
+matches"): a few more milliseconds rarely complete another iteration, each costing several times
+the one before. And without an increment a shorter horizon is unsafe: the pool spent early leaves a long game
+at the 5 ms floor, where each move's latency eats the reserve (a 1+0 game at horizon 20 has 3.3 s
+at move 101 in the test model, too little for the 3.5 s stall below).
 
 So a move never plans to spend more than ``left - overhead - reserve`` (beyond the 5 ms floor):
 the reserve is never touched by the plan, and the pool shrinks geometrically towards it. Why a
@@ -74,8 +74,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-HORIZON = 15           # moves a sudden-death pool must last when the increment pays each move's overhead
-HORIZON_NO_INC = 30    # ... and at least this when it does not (the old bot: 4 % = 25; the old UCI: 30)
+HORIZON = 30           # moves a sudden-death pool must last (the old bot: 4 % = 25; the old UCI: 30)
 INC_SHARE = 0.75       # the increment is spent almost whole: the reserve guards the clock
 SOFT_FACTOR = 0.6      # iterations grow about 3x: stopping after 0.6 T spends about T on average
 HARD_FACTOR = 2.5      # let the last iteration finish where it can; never past this
@@ -153,14 +152,6 @@ def unstable(iterations: list[tuple[int, int, int, str]]) -> bool:
     return move_now != move_before or now <= before - DROP
 
 
-def horizon(clock: Clock, params: TimeParams) -> int:
-    """The moves a sudden-death pool must last: ``params.horizon`` when the increment pays each move's
-    overhead (the clock refills), else at least HORIZON_NO_INC."""
-    if clock.inc_ms >= max(params.overhead_ms, FLOOR_MS):
-        return max(1, params.horizon)
-    return max(params.horizon, HORIZON_NO_INC)
-
-
 def reserve_ms(clock: Clock, params: TimeParams) -> float:
     """What the plan never spends: reserve_ms, at most RESERVE_SHARE of the initial clock."""
     base = max(clock.time_left_ms, clock.base_ms or 0.0)
@@ -185,7 +176,7 @@ def allocate(clock: Clock | None, params: TimeParams = TimeParams(), *, movetime
     if clock is None:
         return Limits()
     pool = max(0.0, clock.time_left_ms - params.overhead_ms - reserve_ms(clock, params))
-    mtg = max(1, clock.movestogo) if clock.movestogo else horizon(clock, params)
+    mtg = max(1, clock.movestogo) if clock.movestogo else max(1, params.horizon)
     target = pool / mtg + INC_SHARE * max(0.0, clock.inc_ms)
     cap = clock_cap_ms(clock, params)
     hard = min(HARD_FACTOR * target, cap)

@@ -54,9 +54,8 @@ One time manager for the bot and this front-end: ``engine/timeman.py`` (its docs
   (``timeman.legacy_limits()``: ``T = left/movestogo(30) + 0.8*inc``, soft ``0.6*T``, hard
   ``min(2.5*T, 0.4*left) - overhead``, clock and movetime combined), kept only so that one commit
   can compare old and new in a match (``--engine1-option "Time Rule=legacy"``).
-* Options ``Time Horizon`` (moves, default ``timeman.HORIZON``; with no increment paying ``Move
-  Overhead``, at least ``timeman.HORIZON_NO_INC``) and ``Time Soft Percent`` (default ``100 *
-  timeman.SOFT_FACTOR``): the new rule's sudden-death horizon and soft limit, for matches that tune
+* Options ``Time Horizon`` (moves, default ``timeman.HORIZON``) and ``Time Soft Percent`` (default
+  ``100 * timeman.SOFT_FACTOR``): the new rule's sudden-death horizon and soft limit, for matches that tune
   them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped.
 
 Pondering

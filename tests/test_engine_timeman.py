@@ -84,12 +84,7 @@ def test_one_minute_game_keeps_its_reserve_after_80_moves_and_survives_a_stall()
 def test_increment_is_spent_and_refills_the_pool() -> None:
     plain = allocate(Clock(60_000, 0, base_ms=60_000), BOT)
     with_inc = allocate(Clock(60_000, 2_000, base_ms=60_000), BOT)
-    pool = 60_000 - 300 - 4000
-    assert plain.soft_ms == pytest.approx(0.6 * pool / 30)
-    # an increment that pays the overhead refills the clock: the pool may be spent over 15 moves
-    assert with_inc.soft_ms == pytest.approx(0.6 * (pool / 15 + 0.75 * 2_000))
-    small = allocate(Clock(60_000, 200, base_ms=60_000), BOT)     # 200 ms < 300 ms overhead: not paid
-    assert small.soft_ms == pytest.approx(0.6 * (pool / 30 + 0.75 * 200))
+    assert with_inc.soft_ms == pytest.approx(plain.soft_ms + 0.6 * 0.75 * 2_000)
     # inside the reserve with an increment: the floor, until increments have refilled the pool
     low = allocate(Clock(3_000, 2_000, base_ms=60_000), BOT)
     assert low.hard_ms == FLOOR_MS
@@ -206,9 +201,7 @@ def test_horizon_and_soft_factor_shape_the_sudden_death_target() -> None:
     wide = allocate(clock, TimeParams(overhead_ms=30, horizon=40, soft_factor=0.5))
     assert wide.soft_ms == pytest.approx(0.5 * (pool / 40 + 750))
     assert wide.hard_ms == pytest.approx(2.5 * (pool / 40 + 750))
-    # without an increment nothing refills the clock: never fewer than HORIZON_NO_INC moves
-    bare = allocate(Clock(60_000, 0, base_ms=60_000), TimeParams(overhead_ms=30, horizon=10))
-    assert bare.hard_ms == pytest.approx(2.5 * pool / timeman.HORIZON_NO_INC)
+    assert allocate(clock, TimeParams(overhead_ms=30)).hard_ms == pytest.approx(2.5 * (pool / 30 + 750))
     # movestogo, when given, beats the horizon
     assert allocate(Clock(60_000, 0, movestogo=10, base_ms=60_000), TimeParams(horizon=40)).hard_ms == \
         pytest.approx(2.5 * (60_000 - 30 - 4000) / 10)
