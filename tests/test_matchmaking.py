@@ -240,9 +240,15 @@ def test_corrupt_memory_file_one_warning_and_a_fresh_memory(sandbox, bots, tmp_p
     warnings = [r for r in caplog.records if r.name == "bot.matchmaking" and r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and "unreadable" in warnings[0].getMessage()
     assert sandbox.outgoing_challenges()[0].clock == (180, 2)  # nothing was remembered
-    # The file is whole again, with what was learnt.
-    saved = json.loads((tmp_path / "matchmaking.json").read_text())
-    assert [r["why"] for r in saved["bots"]["slowbot"]] == ["toofast"]
+    # The file is whole again, with what was learnt (it is written just after the stats count the
+    # decline: wait for it rather than race it).
+    def saved() -> dict:
+        try:
+            return json.loads((tmp_path / "matchmaking.json").read_text())
+        except ValueError:
+            return {}
+    assert sandbox.wait_until(lambda: "slowbot" in saved().get("bots", {}), 5), saved()
+    assert [r["why"] for r in saved()["bots"]["slowbot"]] == ["toofast"]
 
 
 @pytestmark_slow
