@@ -20,7 +20,6 @@ game), good for choosing what a match should try, not for replacing the match. `
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 from collections.abc import Iterator
@@ -28,14 +27,8 @@ from dataclasses import dataclass
 
 import chess.pgn
 
+from engine.match import parse_tc
 from engine.timeman import HORIZON, Clock, TimeParams, allocate
-
-_EMT = re.compile(r"%emt (\d+):(\d+):([\d.]+)")
-_CLK = re.compile(r"%clk (\d+):(\d+):([\d.]+)")
-
-
-def _seconds(match: re.Match[str]) -> float:
-    return 3600 * int(match.group(1)) + 60 * int(match.group(2)) + float(match.group(3))
 
 
 @dataclass
@@ -52,14 +45,13 @@ def read_games(path: str, engine: str) -> Iterator[GameClock]:
     with open(path, encoding="utf-8") as handle:
         while (game := chess.pgn.read_game(handle)) is not None:
             white = game.headers.get("White", "").startswith(engine)
+            ours = 0 if game.board().turn == white else 1     # the parity of our moves in the mainline
             emts, clocks = [], []
-            for node in game.mainline():
-                if node.parent is None or node.parent.board().turn != white:
-                    continue
-                if (m := _EMT.search(node.comment)) is not None:
-                    emts.append(_seconds(m))
-                if (c := _CLK.search(node.comment)) is not None:
-                    clocks.append(_seconds(c))
+            for node in list(game.mainline())[ours::2]:
+                if (emt := node.emt()) is not None:
+                    emts.append(emt)
+                if (clock := node.clock()) is not None:
+                    clocks.append(clock)
             loser_white = game.headers.get("Result") == "0-1"
             flagged = game.headers.get("Termination") == "time forfeit" and loser_white == white
             yield GameClock(emts, clocks, flagged)
@@ -106,10 +98,11 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"the horizon the games were played with (default: today's, {HORIZON})")
     p.add_argument("--opening", type=int, default=10, help="the clock after this many of its moves")
     p.add_argument("--tc", default="10+0.1", help="the matches' time control, seconds+increment")
-    p.add_argument("--overhead", type=float, default=30.0, help="the engine's Move Overhead (ms)")
+    p.add_argument("--overhead", type=float, default=TimeParams().overhead_ms,
+                   help="the engine's Move Overhead (ms)")
     args = p.parse_args(argv)
-    base_s, _, inc_s = args.tc.partition("+")
-    base_ms, inc_ms = float(base_s) * 1000, float(inc_s or 0) * 1000
+    base_s, inc_s = parse_tc(args.tc)
+    base_ms, inc_ms = base_s * 1000, inc_s * 1000
     old = TimeParams(overhead_ms=args.overhead, horizon=args.played)
     for path in args.pgn:
         games = list(read_games(path, args.engine))
