@@ -204,7 +204,7 @@ class GamePosition:
 
     def think(self, limits: Limits, time_left_ms: int | None = None) -> Any:
         """A move from outside the engine (book, tablebase) first; else the ponder search when the
-        opponent played the reply it expected (the time it ran counts as spent on this move); else
+        opponent played the reply it expected (this move's limits on top of the time it ran); else
         the engine's search within `limits`. The engine plays the move on its own board either way.
         A fallback move when the engine cannot."""
         outside = self._ask_sources(time_left_ms)

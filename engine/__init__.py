@@ -513,9 +513,9 @@ class Engine:
 
     def ponderhit(self, limits: Limits, since: float | None = None) -> SearchResult:
         """The opponent played the expected move: go on under ``limits`` (counted from ``since``, a
-        ``time.monotonic()`` value, default the ponder start) and return the result, played."""
+        ``time.monotonic()`` value, default now) and return the result, played."""
         state = self._pending_ponder()
-        origin = state.origin_ns if since is None else int(since * 1e9)
+        origin = time.monotonic_ns() if since is None else int(since * 1e9)
         g = self._g
         if limits.nodes is not None:
             g[G_BUDGET] = max(0, int(limits.nodes))

@@ -21,11 +21,13 @@ Pondering contract (the methods are on ``Engine``; the state they share is ``Pon
   other game methods raise ``RuntimeError``; ``stop()`` ends the search (the ponder stays pending).
 * ``Engine.ponderhit(limits, since=None) -> SearchResult``: the opponent played ``expected``; the
   search goes on under ``limits`` and its result is returned, its move played as ``think()`` does.
-  The limits count from ``since`` (a ``time.monotonic()`` value), by default from the moment the
-  ponder search started: the time spent pondering counts as spent on this move, so a hit after a
-  long ponder answers at once (soft limit already passed) and the clock keeps what it saved for
-  later moves. A UCI front-end passes the moment of ``ponderhit`` instead, as the protocol wants
-  the ``go ponder`` clock to apply from then. ``SearchResult.time_ms`` counts from the ponder start.
+  The limits count from ``since`` (a ``time.monotonic()`` value), by default from the call: the
+  time spent pondering is earned, not charged to this move, which gets its whole allotment on top
+  (the UCI front-end passes the moment ``ponderhit`` arrived). Why: that is the rule the match line
+  (c) measured (README, "Pondering and the time rule in matches"); charging the pondered time
+  instead makes most hits answer at once and leaves the saved time on a clock that the time
+  manager already ends games with unused (line (b)). ``SearchResult.time_ms`` counts from the
+  ponder start.
 * ``Engine.ponder_miss() -> SearchResult | None``: the opponent played something else: the search
   is stopped (a few ms: iterations 1-3 always run) and the engine's game is put back exactly as it
   was before ``ponder()``: the 0x88 board, every global (Q, O, R, J, Z, k, ...), the python-chess

@@ -127,7 +127,7 @@ def a_move(a: Side, board: chess.Board, stats: Stats, started: float) -> SearchR
     if eng.pondering and last == a.ponder_move:
         nodes_before = eng.nodes
         pondered_ms = (started - a.ponder_started) * 1000.0
-        res = eng.ponderhit(a.limits(), since=None)
+        res = eng.ponderhit(a.limits())
         after_ms = (time.monotonic() - started) * 1000.0
         stats.hits += 1
         stats.node_share.append(min(1.0, nodes_before / max(1, res.nodes)))
