@@ -39,6 +39,14 @@ A game ends by python-chess's rules with draws claimed (checkmate, stalemate, in
 threefold repetition, 50 moves), by resignation, by a loss on time, by an illegal or missing move or
 an engine crash (a loss for that engine), or at ``--max-plies`` (a draw, "adjudication: move cap").
 
+``--resume`` continues a match whose PGN already holds some of its games (a run stopped by a
+session's end, a reboot or Ctrl-C): the complete games of the file are kept, with their results
+and ponder counts (the ``PonderHits`` header), and only the missing game numbers are played, so
+long lines (200 games at 60+0.6 take hours) can be run in pieces. A game is complete when its
+``PlyCount`` matches its moves: a run killed while writing leaves its last game cut, and that game
+is played again. The PGN must be of the same time control (checked) and, for the figures to mean
+anything, of the same engines, options and commit (not checked: the caller's affair).
+
 Output: one line per finished game on stderr; then on stdout, from engine 1's side::
 
     Score of A vs B: W - L - D  [0.550] 40
@@ -55,7 +63,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import dataclasses
 import datetime
 import io
 import math
@@ -262,6 +269,10 @@ def parse_tc(text: str) -> tuple[float, float]:
 
 
 # ---------------------------------------------------------------------------- games
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+PONDER_HEADER = "PonderHits"      # "H1/P1 H2/P2": each engine's ponder hits of its ponder searches
+
+
 @dataclass
 class GameResult:
     index: int
@@ -383,12 +394,13 @@ class Match:
             annotations.append((elapsed, clocks[mover]))
         # No send_game_result(): Fairy-Max answers xboard's "result" with an error line that python-chess
         # would read during the next game's first move. "new" / "ucinewgame" start the next game anyway.
-        record = self._record(index, opening_name, engine1_white, board, book_plies, result, termination,
-                              annotations)
-        return dataclasses.replace(record, ponder=(tuple(ponder[0]), tuple(ponder[1])))
+        counts = (ponder[0][0], ponder[0][1]), (ponder[1][0], ponder[1][1])
+        return self._record(index, opening_name, engine1_white, board, book_plies, result, termination,
+                            annotations, counts)
 
     def _record(self, index: int, opening: str, engine1_white: bool, board: chess.Board, book_plies: int,
-                result: str, termination: str, annotations: list[tuple[float, float | None]]) -> GameResult:
+                result: str, termination: str, annotations: list[tuple[float, float | None]],
+                ponder: tuple[tuple[int, int], tuple[int, int]]) -> GameResult:
         game = chess.pgn.Game.from_board(board)
         white, black = (self.names[0], self.names[1]) if engine1_white else (self.names[1], self.names[0])
         game.headers.update({
@@ -397,6 +409,8 @@ class Match:
             "White": white, "Black": black, "Result": result, "TimeControl": self.limits.pgn_time_control(),
             "Opening": opening, "Termination": termination, "PlyCount": str(len(board.move_stack)),
         })
+        if any(self.specs[k].ponder for k in (0, 1)):
+            game.headers[PONDER_HEADER] = " ".join(f"{hits}/{ponders}" for hits, ponders in ponder)
         node = game
         for _ in range(book_plies):
             node = node.variations[0]
@@ -414,15 +428,22 @@ class Match:
             if self.progress:
                 print(f"game {self._done}/{self._total} (#{index + 1}, {opening}): {white} - {black} "
                       f"{result} ({termination})", file=sys.stderr, flush=True)
-        return GameResult(index, opening, engine1_white, result, termination, text.getvalue())
+        return GameResult(index, opening, engine1_white, result, termination, text.getvalue(), ponder)
 
-    def run(self, games: int, concurrency: int, pgn_path: Path) -> list[GameResult]:
-        self._total = games
-        results: list[GameResult] = []
+    def run(self, games: int, concurrency: int, pgn_path: Path,
+            done: dict[int, GameResult] | None = None) -> list[GameResult]:
+        """Play games 0..games-1 but those in ``done`` (kept from an earlier run, see ``finished_games``);
+        the PGN is rewritten with the games kept, then each new game is appended as it ends."""
+        done = done or {}
+        self._total, self._done = games, len(done)
+        results: list[GameResult] = list(done.values())
         pgn_path.parent.mkdir(parents=True, exist_ok=True)
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
         with pgn_path.open("w") as pgn, pool:
-            futures = [pool.submit(self.play_game, i) for i in range(games)]
+            for res in sorted(results, key=lambda r: r.index):
+                pgn.write(res.pgn)
+            pgn.flush()
+            futures = [pool.submit(self.play_game, i) for i in range(games) if i not in done]
             try:
                 for fut in concurrent.futures.as_completed(futures):
                     res = fut.result()
@@ -435,6 +456,42 @@ class Match:
                 pool.shutdown(wait=True)
                 self.close()
         return sorted(results, key=lambda r: r.index)
+
+
+def finished_games(pgn_path: Path, limits: Limits, games: int) -> dict[int, GameResult]:
+    """The complete games numbered below ``games`` in an earlier run's PGN, by index (``--resume``).
+
+    Raises ValueError when a game of the file was played under another time control."""
+    done: dict[int, GameResult] = {}
+    if not pgn_path.exists():
+        return done
+    with pgn_path.open() as f:
+        while (game := chess.pgn.read_game(f)) is not None:
+            headers = game.headers
+            if headers.get("TimeControl") != limits.pgn_time_control():
+                raise ValueError(f"{pgn_path}: game {headers.get('Round', '?')} was played at "
+                                 f"{headers.get('TimeControl')}, not {limits.pgn_time_control()}")
+            try:
+                index, plies = int(headers["Round"]) - 1, int(headers["PlyCount"])
+                ponder = parse_ponder(headers.get(PONDER_HEADER))
+            except (KeyError, ValueError):
+                continue
+            complete = headers.get("Result") in RESULTS and plies == len(list(game.mainline_moves()))
+            if not complete or game.errors or not 0 <= index < games or index in done:
+                continue
+            text = io.StringIO()
+            game.accept(chess.pgn.FileExporter(text))
+            done[index] = GameResult(index, headers.get("Opening", "?"), index % 2 == 0, headers["Result"],
+                                     headers.get("Termination", "?"), text.getvalue(), ponder)
+    return done
+
+
+def parse_ponder(text: str | None) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The ``PonderHits`` header back into ((hits, ponders) of engine 1, of engine 2)."""
+    if text is None:
+        return (0, 0), (0, 0)
+    (h1, p1), (h2, p2) = (tuple(int(x) for x in part.split("/")) for part in text.split())
+    return (h1, p1), (h2, p2)
 
 
 def summarize(results: list[GameResult], names: list[str]) -> tuple[int, int, int, list[str]]:
@@ -489,6 +546,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="file with one FEN or one line of moves per line (default: the built-in list)")
     p.add_argument("--pgn", default="match.pgn")
     p.add_argument("--quiet", action="store_true", help="no line per finished game")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the complete games already in --pgn and play only the missing ones")
     return p
 
 
@@ -516,13 +575,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     match = Match(spec1, spec2, limits, openings, args.max_plies, progress=not args.quiet)
     pgn_path = Path(args.pgn).resolve()
+    try:
+        done = finished_games(pgn_path, limits, args.games) if args.resume else {}
+    except ValueError as exc:
+        print(f"--resume: {exc}", file=sys.stderr)
+        return 2
+    if done:
+        print(f"--resume: {len(done)} of {args.games} games kept from {pgn_path}", file=sys.stderr)
     started = time.monotonic()
-    results = match.run(args.games, max(1, args.concurrency), pgn_path)
+    results = match.run(args.games, max(1, args.concurrency), pgn_path, done)
     _, _, _, lines = summarize(results, match.names)
     for line in lines:
         print(line)
-    print(f"Time control: {limits.describe()}; {len(results)} games in {time.monotonic() - started:.0f} s, "
-          f"concurrency {args.concurrency}")
+    kept = f" ({len(done)} kept from the PGN)" if done else ""
+    print(f"Time control: {limits.describe()}; {len(results)} games{kept} in "
+          f"{time.monotonic() - started:.0f} s, concurrency {args.concurrency}")
     print(f"PGN: {pgn_path} ({len(results)} games)")
     return 0
 

@@ -250,3 +250,38 @@ def test_two_game_self_match_through_the_command_line(tmp_path: Path) -> None:
         points = by_engine1[g.headers["Result"]]
         total += points if g.headers["White"] == "A" else 1.0 - points
     assert total == wins + draws / 2
+
+
+def test_resume_keeps_the_complete_games_and_plays_the_rest(fake_engine: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    pgn = tmp_path / "resume.pgn"
+    base = ["--engine1", f"python {fake_engine} ponder", "--engine1-ponder", "--engine2",
+            f"python {fake_engine} first", "--movetime", "0.01", "--max-plies", "20", "--pgn", str(pgn),
+            "--quiet"]
+    assert main([*base, "--games", "4"]) == 0
+    capsys.readouterr()
+    text = pgn.read_text()
+    last = text.rindex("[Event ")
+    pgn.write_text(text[:last + (len(text) - last) // 2])      # killed while writing its last game
+    kept = {g.headers["Round"]: str(g) for g in read_games(pgn)[:-1]}
+    assert len(kept) == 3
+
+    assert main([*base, "--games", "6", "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert "--resume: 3 of 6 games kept" in captured.err
+    assert SCORE.search(captured.out).group(7) == "6" and "(3 kept from the PGN)" in captured.out
+    games = read_games(pgn)
+    assert sorted(int(g.headers["Round"]) for g in games) == [1, 2, 3, 4, 5, 6]
+    assert all(str(g) == kept[g.headers["Round"]] for g in games if g.headers["Round"] in kept)
+    assert all(int(g.headers["PlyCount"]) == len(list(g.mainline_moves())) for g in games)
+    # the kept games' ponder counts are in the summary: it adds up every game's header
+    counts = [tuple(map(int, g.headers["PonderHits"].split()[0].split("/"))) for g in games]
+    hits = re.search(r"^Ponder hits of fake-ponder: (\d+) of (\d+)", captured.out, re.M)
+    assert hits and (int(hits.group(1)), int(hits.group(2))) == tuple(map(sum, zip(*counts, strict=True)))
+    assert all(p >= 1 for _, p in counts)
+
+    before = pgn.read_text()
+    other_tc = [a if a != "--movetime" else "--tc" for a in base]
+    other_tc[other_tc.index("--tc") + 1] = "1+0"
+    assert main([*other_tc, "--games", "8", "--resume"]) == 2
+    assert "was played at -, not 1+0" in capsys.readouterr().err and pgn.read_text() == before
