@@ -44,8 +44,9 @@ session's end, a reboot or Ctrl-C): the complete games of the file are kept, wit
 and ponder counts (the ``PonderHits`` header), and only the missing game numbers are played, so
 long lines (200 games at 60+0.6 take hours) can be run in pieces. A game is complete when its
 ``PlyCount`` matches its moves: a run killed while writing leaves its last game cut, and that game
-is played again. The PGN must be of the same time control (checked) and, for the figures to mean
-anything, of the same engines, options and commit (not checked: the caller's affair).
+is played again. The PGN must be of the same time control and hold no game past ``--games`` (both
+checked: the file is rewritten) and, for the figures to mean anything, of the same engines, options
+and commit (not checked: the caller's affair; ``bin/strength`` checks the commit).
 
 Output: one line per finished game on stderr; then on stdout, from engine 1's side::
 
@@ -461,7 +462,8 @@ class Match:
 def finished_games(pgn_path: Path, limits: Limits, games: int) -> dict[int, GameResult]:
     """The complete games numbered below ``games`` in an earlier run's PGN, by index (``--resume``).
 
-    Raises ValueError when a game of the file was played under another time control."""
+    Raises ValueError when a game of the file was played under another time control or is numbered
+    past ``games``."""
     done: dict[int, GameResult] = {}
     if not pgn_path.exists():
         return done
@@ -477,8 +479,10 @@ def finished_games(pgn_path: Path, limits: Limits, games: int) -> dict[int, Game
             except (KeyError, ValueError):
                 continue
             complete = headers.get("Result") in RESULTS and plies == len(list(game.mainline_moves()))
-            if not complete or game.errors or not 0 <= index < games or index in done:
+            if not complete or game.errors or index < 0 or index in done:
                 continue
+            if index >= games:       # the file is rewritten: a game past --games would be lost
+                raise ValueError(f"{pgn_path} holds game {index + 1}, more than --games {games}")
             text = io.StringIO()
             game.accept(chess.pgn.FileExporter(text))
             done[index] = GameResult(index, headers.get("Opening", "?"), index % 2 == 0, headers["Result"],

@@ -285,3 +285,5 @@ def test_resume_keeps_the_complete_games_and_plays_the_rest(fake_engine: Path, t
     other_tc[other_tc.index("--tc") + 1] = "1+0"
     assert main([*other_tc, "--games", "8", "--resume"]) == 2
     assert "was played at -, not 1+0" in capsys.readouterr().err and pgn.read_text() == before
+    assert main([*base, "--games", "5", "--resume"]) == 2
+    assert "holds game 6, more than --games 5" in capsys.readouterr().err and pgn.read_text() == before
