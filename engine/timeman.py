@@ -46,8 +46,8 @@ A fixed budget (``movetime_ms``, ``nodes``, ``depth``) decides alone; a clock gi
 caps it (``hard`` = the cap above, no soft limit). Without a clock and a fixed budget the limits
 are empty: the caller decides (UCI's plain ``go`` uses the original's 1e6 nodes).
 
-Two adaptive rules (``Limits.adaptive``, on for ``allocate()``'s clock limits), both applied when a
-root iteration completes:
+Two adaptive rules (``Limits.adaptive``, on for ``allocate()``'s clock limits unless
+``TimeParams.adaptive`` is off), both applied when a root iteration completes:
 
 * Unstable root: once past ``soft``, the search still starts another iteration, up to
   ``EXTEND_FACTOR * soft``, when the last completed iteration changed the best move or dropped the
@@ -65,9 +65,10 @@ root iteration completes:
 ``legacy_limits()`` is the UCI front-end's rule before this module (the bare port), kept only so
 the UCI option ``Time Rule`` can select it for a match comparing old and new.
 
-``horizon`` and ``soft_factor`` are ``TimeParams`` fields (defaults ``HORIZON``, ``SOFT_FACTOR``) so
-that a match can try other values through the UCI options ``Time Horizon`` and ``Time Soft Percent``
-(the bot's YAML does not expose them: one tuned default for everyone).
+``horizon``, ``soft_factor`` and ``adaptive`` (the two rules above) are ``TimeParams`` fields
+(defaults ``HORIZON``, ``SOFT_FACTOR``, on) so that a match can try other values through the UCI
+options ``Time Horizon``, ``Time Soft Percent`` and ``Time Adaptive`` (the bot's YAML does not
+expose them: one tuned default for everyone).
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class TimeParams:
     max_think_ms: float | None = None
     horizon: int = HORIZON            # tuning knobs for matches (UCI options), not YAML keys
     soft_factor: float = SOFT_FACTOR
+    adaptive: bool = True             # the unstable-root and no-unfinishable-iteration rules
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ def allocate(clock: Clock | None, params: TimeParams = TimeParams(), *, movetime
     hard, soft = (min(max(x, params.min_think_ms), cap) for x in (hard, soft))
     if params.max_think_ms is not None:
         hard, soft = min(hard, params.max_think_ms), min(soft, params.max_think_ms)
-    return Limits(soft_ms=max(FLOOR_MS, soft), hard_ms=max(FLOOR_MS, hard), adaptive=True)
+    return Limits(soft_ms=max(FLOOR_MS, soft), hard_ms=max(FLOOR_MS, hard), adaptive=params.adaptive)
 
 
 def legacy_limits(time_left_ms: float, inc_ms: float, movestogo: int | None, overhead_ms: float) -> Limits:

@@ -3,8 +3,8 @@
 Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``, ``Move
-Overhead``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time Soft Percent``, ``OwnBook``, ``Book
-File``, ``SyzygyPath``. Anything else (and any malformed command) is answered with
+Overhead``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
+``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any malformed command) is answered with
 ``info string ...`` and otherwise ignored: the engine never exits on bad input, only on ``quit`` or
 end of input.
 
@@ -56,7 +56,9 @@ One time manager for the bot and this front-end: ``engine/timeman.py`` (its docs
   can compare old and new in a match (``--engine1-option "Time Rule=legacy"``).
 * Options ``Time Horizon`` (moves, default ``timeman.HORIZON``) and ``Time Soft Percent`` (default
   ``100 * timeman.SOFT_FACTOR``): the new rule's sudden-death horizon and soft limit, for matches that tune
-  them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped.
+  them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped. Option ``Time
+  Adaptive`` (check, default true): the time manager's two adaptive rules (an unstable root runs on,
+  an iteration that cannot finish is not started), off to measure what they are worth.
 
 Pondering
 ---------
@@ -287,6 +289,7 @@ class UciEngine:
         self._time_rule = TIME_RULES[0]
         self._horizon = timeman.HORIZON
         self._soft_percent = round(100 * timeman.SOFT_FACTOR)
+        self._adaptive = True
         self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
         self._ponderhit_at: float | None = None   # when ponderhit came for the `go ponder` under way
         self._debug = False
@@ -374,6 +377,7 @@ class UciEngine:
                   f"min {HORIZON_RANGE[0]} max {HORIZON_RANGE[1]}")
         self.send(f"option name Time Soft Percent type spin default {round(100 * timeman.SOFT_FACTOR)} "
                   f"min {SOFT_PERCENT_RANGE[0]} max {SOFT_PERCENT_RANGE[1]}")
+        self.send("option name Time Adaptive type check default true")
         self.send("uciok")
 
     def _cmd_debug(self, args: list[str]) -> None:
@@ -426,6 +430,11 @@ class UciEngine:
             self._horizon = self._spin(name, value, HORIZON_RANGE, self._horizon)
         elif key == "time soft percent":
             self._soft_percent = self._spin(name, value, SOFT_PERCENT_RANGE, self._soft_percent)
+        elif key == "time adaptive":
+            if value.lower() in ("true", "false"):
+                self._adaptive = value.lower() == "true"
+            else:
+                self.info_string(f"Time Adaptive value {value!r} is not true or false: ignored")
         elif key in ("ownbook", "book file"):
             self._set_book_option(key, value)
         elif key == "syzygypath":
@@ -619,7 +628,7 @@ class UciEngine:
                 self._base_ms = max(self._base_ms or 0.0, clock)
                 tm_clock = Clock(clock - spent_ms, inc, params.movestogo, self._base_ms)
             tparams = TimeParams(overhead_ms=self._overhead_ms, horizon=self._horizon,
-                                 soft_factor=self._soft_percent / 100)
+                                 soft_factor=self._soft_percent / 100, adaptive=self._adaptive)
             limits = timeman.allocate(tm_clock, tparams,
                                       movetime_ms=movetime, nodes=params.nodes, depth=params.depth)
             if limits == Limits():
