@@ -57,8 +57,9 @@ One time manager for the bot and this front-end: ``engine/timeman.py`` (its docs
 * Options ``Time Horizon`` (moves, default ``timeman.HORIZON``) and ``Time Soft Percent`` (default
   ``100 * timeman.SOFT_FACTOR``): the new rule's sudden-death horizon and soft limit, for matches that tune
   them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped. Option ``Time
-  Adaptive`` (check, default true): the time manager's two adaptive rules (an unstable root runs on,
-  an iteration that cannot finish is not started), off to measure what they are worth.
+  Adaptive`` (check, default ``TimeParams().adaptive``, false): the time manager's two adaptive rules
+  (an unstable root runs on, an iteration that cannot finish is not started), which a match found
+  to cost strength (``engine/timeman.py``); on only to measure them again.
 
 Pondering
 ---------
@@ -289,7 +290,7 @@ class UciEngine:
         self._time_rule = TIME_RULES[0]
         self._horizon = timeman.HORIZON
         self._soft_percent = round(100 * timeman.SOFT_FACTOR)
-        self._adaptive = True
+        self._adaptive = TimeParams().adaptive
         self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
         self._ponderhit_at: float | None = None   # when ponderhit came for the `go ponder` under way
         self._debug = False
@@ -377,7 +378,7 @@ class UciEngine:
                   f"min {HORIZON_RANGE[0]} max {HORIZON_RANGE[1]}")
         self.send(f"option name Time Soft Percent type spin default {round(100 * timeman.SOFT_FACTOR)} "
                   f"min {SOFT_PERCENT_RANGE[0]} max {SOFT_PERCENT_RANGE[1]}")
-        self.send("option name Time Adaptive type check default true")
+        self.send(f"option name Time Adaptive type check default {str(TimeParams().adaptive).lower()}")
         self.send("uciok")
 
     def _cmd_debug(self, args: list[str]) -> None:

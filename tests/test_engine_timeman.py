@@ -240,17 +240,18 @@ def test_uci_time_adaptive_switches_the_adaptive_rules() -> None:
     out = io.StringIO()
     ue = uci.UciEngine(out=out)
     ue.handle("uci")
-    assert "option name Time Adaptive type check default true" in out.getvalue()
+    assert "option name Time Adaptive type check default false" in out.getvalue()
     params, _ = uci.parse_go("wtime 60000 btime 60000 winc 500 binc 500".split())
     board = uci.chess.Board()
-    assert ue._limits(params, board, received=uci.time.monotonic()).adaptive is True
-    ue.handle("setoption name Time Adaptive value false")
     off = ue._limits(params, board, received=uci.time.monotonic())
-    assert off.adaptive is False and off.soft_ms is not None
-    assert allocate(Clock(60_000, 500), TimeParams(adaptive=False)).adaptive is False
-    ue.handle("setoption name Time Adaptive value maybe")      # kept off, and said
+    assert off.adaptive is False and off.soft_ms is not None           # off by default (measured)
+    assert allocate(Clock(60_000, 500)).adaptive is False
+    ue.handle("setoption name Time Adaptive value true")
+    assert ue._limits(params, board, received=uci.time.monotonic()).adaptive is True
+    assert allocate(Clock(60_000, 500), TimeParams(adaptive=True)).adaptive is True
+    ue.handle("setoption name Time Adaptive value maybe")      # kept on, and said
     assert "Time Adaptive value 'maybe' is not true or false" in out.getvalue()
-    assert ue._limits(params, board, received=uci.time.monotonic()).adaptive is False
+    assert ue._limits(params, board, received=uci.time.monotonic()).adaptive is True
 
 
 PGN_TWO_GAMES = """[White "umax"]
