@@ -432,10 +432,8 @@ class UciEngine:
         elif key == "time soft percent":
             self._soft_percent = self._spin(name, value, SOFT_PERCENT_RANGE, self._soft_percent)
         elif key == "time adaptive":
-            if value.lower() in ("true", "false"):
-                self._adaptive = value.lower() == "true"
-            else:
-                self.info_string(f"Time Adaptive value {value!r} is not true or false: ignored")
+            if (flag := self._check("Time Adaptive", value)) is not None:
+                self._adaptive = flag
         elif key in ("ownbook", "book file"):
             self._set_book_option(key, value)
         elif key == "syzygypath":
@@ -458,13 +456,19 @@ class UciEngine:
             self.info_string(f"{name} value {value!r} is not an integer: ignored")
             return old
 
+    def _check(self, name: str, value: str) -> bool | None:
+        """A check option's new value; None (and a complaint) if not true or false."""
+        if value.lower() not in ("true", "false"):
+            self.info_string(f"{name} value {value!r} is not true or false: ignored")
+            return None
+        return value.lower() == "true"
+
     def _set_book_option(self, key: str, value: str) -> None:
         """OwnBook / Book File: (re)open the book now, so a bad file is reported here, not during a game."""
         if key == "ownbook":
-            if value.lower() not in ("true", "false"):
-                self.info_string(f"OwnBook value {value!r} is not true or false: ignored")
+            if (flag := self._check("OwnBook", value)) is None:
                 return
-            self._own_book = value.lower() == "true"
+            self._own_book = flag
         else:
             self._book_file = value if value not in ("", "<empty>") else str(DEFAULT_BOOK)
         old, self._book = self._book, None
