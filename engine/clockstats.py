@@ -2,9 +2,11 @@
 have left: ``python -m engine clockstats PGN... [--engine umax] [--try 20 ...]``.
 
 For each PGN file written by ``python -m engine match`` (its ``%emt`` and ``%clk`` comments), for the
-engine whose name starts with ``--engine``: games, the mean and median time per move, the longest
-move, the median and lowest of each game's lowest clock, the losses on time, and the median clock
-after its first ``--opening`` (10) moves (what a book saves).
+engine named ``--engine`` (or, when no player has exactly that name, the one player whose name starts
+with it; a game that names both players by the prefix is an error, a game without it is skipped):
+games, the mean and median time per move, the longest move, the median and lowest of each game's
+lowest clock, the losses on time, and the median clock after its first ``--opening`` (10) moves (what
+a book saves).
 
 ``--try HORIZON`` replays each game's moves under another sudden-death horizon of
 ``engine/timeman.py``: every move is assumed to take its recorded time scaled by the ratio of the new
@@ -40,11 +42,24 @@ class GameClock:
     flagged: bool
 
 
+def our_side(white: str, black: str, engine: str) -> bool | None:
+    """True if ``engine`` is White, False if Black, None if neither: an exact name wins (a self-play
+    match of ``umax-b`` against ``umax-b-fixed``), else the one name that starts with ``engine``."""
+    if engine in (white, black):
+        return white == engine
+    prefixed = (white.startswith(engine), black.startswith(engine))
+    if all(prefixed):
+        raise ValueError(f"--engine {engine!r} names both {white!r} and {black!r}: give one full name")
+    return prefixed[0] if any(prefixed) else None
+
+
 def read_games(path: str, engine: str) -> Iterator[GameClock]:
-    """The games of a PGN file, seen from the player whose name starts with ``engine``."""
+    """The games of a PGN file that ``engine`` played (see ``our_side``), seen from its side."""
     with open(path, encoding="utf-8") as handle:
         while (game := chess.pgn.read_game(handle)) is not None:
-            white = game.headers.get("White", "").startswith(engine)
+            white = our_side(game.headers.get("White", ""), game.headers.get("Black", ""), engine)
+            if white is None:
+                continue
             ours = 0 if game.board().turn == white else 1     # the parity of our moves in the mainline
             emts, clocks = [], []
             for node in list(game.mainline())[ours::2]:
@@ -91,7 +106,8 @@ def replay(game: GameClock, base_ms: float, inc_ms: float, old: TimeParams,
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m engine clockstats", description=__doc__.split("\n")[0])
     p.add_argument("pgn", nargs="+", help="PGN files written by python -m engine match")
-    p.add_argument("--engine", default="umax", help="the player whose name starts with this (default umax)")
+    p.add_argument("--engine", default="umax",
+                   help="the player of this name, or the one whose name starts with it (default umax)")
     p.add_argument("--try", dest="tries", action="append", type=int, default=[], metavar="HORIZON",
                    help="replay under this sudden-death horizon in moves, e.g. 20 (repeatable)")
     p.add_argument("--played", type=int, default=HORIZON, metavar="HORIZON",
@@ -105,7 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     base_ms, inc_ms = base_s * 1000, inc_s * 1000
     old = TimeParams(overhead_ms=args.overhead, horizon=args.played)
     for path in args.pgn:
-        games = list(read_games(path, args.engine))
+        try:
+            games = list(read_games(path, args.engine))
+        except ValueError as exc:
+            print(f"{path}: {exc}", file=sys.stderr)
+            return 2
         print(f"{path}: {summary(games, args.opening)}")
         for horizon in args.tries:
             new = TimeParams(overhead_ms=args.overhead, horizon=horizon)

@@ -291,3 +291,20 @@ def test_clockstats_reads_one_engines_side_and_its_replay_reproduces_the_recorde
     # a longer horizon spends less, so the clock stays higher
     slow = clockstats.replay(game, 10_000, 100, params, TimeParams(overhead_ms=30, horizon=60))
     assert slow[0] > lowest and slow[1] < mean
+
+
+def test_clockstats_picks_the_exact_name_over_a_prefix_and_refuses_an_ambiguous_one(tmp_path) -> None:
+    from engine import clockstats
+
+    assert clockstats.our_side("umax-b-fixed", "umax-b", "umax-b") is False     # exact beats prefix
+    assert clockstats.our_side("umax-b", "umax-b-fixed", "umax-b") is True
+    assert clockstats.our_side("fairymax", "umax-c", "umax") is False
+    assert clockstats.our_side("fairymax", "stockfish", "umax") is None
+    with pytest.raises(ValueError, match="names both"):
+        clockstats.our_side("umax-b-fixed", "umax-b", "umax")
+    path = tmp_path / "m.pgn"
+    path.write_text(PGN_TWO_GAMES.replace('"umax"', '"umax-a"').replace('"other"', '"umax-b"'))
+    assert clockstats.main([str(path), "--engine", "umax"]) == 2
+    assert clockstats.main([str(path), "--engine", "umax-b"]) == 0
+    path.write_text(PGN_TWO_GAMES.replace('"other"', '"third"', 1))       # game 1 is umax against third
+    assert [g.emts for g in clockstats.read_games(str(path), "other")] == [[0.1]]
