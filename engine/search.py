@@ -157,6 +157,10 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
                     g[G_MK] = X                    # time's up: go do best
                     g[G_L] = sc(Y & ~M)
                     d = 3
+                    # PORT: the replay that plays the move must run to the end. Still armed from the
+                    # last iteration (time's up seen here, not by a node), a stop or the deadline
+                    # would abort it and the root would return without a move.
+                    g[G_ARMED] = 0
             else:
                 break
         if z and g[G_MK] == I:
