@@ -112,7 +112,8 @@ and answered at once. The book goes first.
 
 Any exception around a search (``EngineDesync`` would be a bug) is reported with ``info string``;
 ``bestmove`` is still sent (the first legal move per python-chess) and the engine rebuilds its game
-at the next ``go``. ``bestmove (none)`` means the side to move has no legal move.
+at the next ``go``; so is a search that ends without a move although the position has legal
+moves. ``bestmove (none)`` means the side to move has no legal move.
 """
 
 from __future__ import annotations
@@ -129,7 +130,7 @@ from typing import TextIO
 
 import chess
 
-from engine import Engine, SearchResult, timeman
+from engine import Engine, EngineDesync, SearchResult, timeman
 from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
@@ -738,6 +739,8 @@ class UciEngine:
             self._info_line(board, it, result.time_ms)
         self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
         if result.move is None:
+            if any(board.legal_moves):   # a search bug: answer a legal move (see _search), not (none)
+                raise EngineDesync(f"the search ended without a move in {board.fen()}")
             return None
         if not board.is_legal(chess.Move.from_uci(result.move)):
             raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}")

@@ -19,7 +19,7 @@ import chess
 import chess.engine
 import pytest
 
-from engine import Engine, EngineDesync
+from engine import Engine, EngineDesync, SearchResult
 from engine.timeman import legacy_limits
 from engine.uci import (
     UciEngine,
@@ -455,3 +455,25 @@ def test_match_plays_with_ponder_and_both_time_rules(uci: chess.engine.SimpleEng
                           options={"Time Rule": "legacy" if ply % 2 else "new"})
         assert board.is_legal(result.move)
         board.push(result.move)
+
+
+def test_a_search_that_ends_without_a_move_still_answers_a_legal_one() -> None:
+    """A search bug once ended a search with no move in a position with legal moves (engine/search.py,
+    the replay that plays the root's move): the GUI must get a legal move, not bestmove (none)."""
+    out = io.StringIO()
+    ue = UciEngine(out=out)
+    ue.handle("isready")
+
+    def moveless(*args, **kwargs):
+        return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
+
+    ue._engine.think = moveless
+    ue.handle("position startpos moves e2e4")
+    ue.handle("go depth 4")
+    ue._worker.join(10)
+    lines = out.getvalue().splitlines()
+    assert any("search failed: EngineDesync: the search ended without a move" in line for line in lines)
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert lines[-1].startswith("bestmove ")
+    assert chess.Move.from_uci(lines[-1].split()[1]) in board.legal_moves
