@@ -97,15 +97,15 @@ def test_node_budget_and_max_depth_are_tested_between_root_iterations(engine: En
     assert [it[0] for it in res.iterations] == [1, 2, 3]
 
 
-
 def test_the_root_plays_its_move_in_a_replay_nothing_can_abort(engine: Engine) -> None:
     """When the root's deepening ends between iterations (max depth, node budget, or a stop or the
     deadline seen there), it replays iteration 3 to find and play the best move. The abort flag armed
     for the last iteration used to stay set through that replay, so a stop() or the deadline landing
     in it made the root return without a move: `bestmove (none)` in a position with legal moves (a
-    bot would wait for the server and lose on time). Seen once in 100 games against Stockfish, in a
-    ponder search whose last iterations took one node each. The window is a few hash probes wide, too
-    narrow to hit from a test thread, so this checks the flag such an abort needs."""
+    bot would wait for the server and lose on time). Seen once in 100 games against Stockfish, after
+    a ponder hit on a repetition, where every iteration after the 16th takes one node. The window is
+    a few hash probes wide, too narrow to hit from a test thread, so this checks the flag such an
+    abort needs."""
     for limits in ({"max_depth": 5}, {"node_budget": 20_000}):
         engine.new_game()
         res = engine.think(**limits)
