@@ -178,32 +178,26 @@ def test_game_goes_on_when_the_engine_cannot_follow(sb):
     assert game.engine.rebuilds >= 2
 
 
-def test_fallback_move_when_the_search_fails(sb):
-    class BrokenSearch(CountingEngine):
-        def think(self, *args, **kwargs):
-            raise RuntimeError("search bug")
+class BrokenSearch(CountingEngine):
+    """A search that raises, as a bug would."""
 
+    def think(self, *args, **kwargs):
+        raise RuntimeError("search bug")
+
+
+class MovelessSearch(CountingEngine):
+    """A search that ends without a move although there are legal moves, as a bug once did
+    (engine/search.py, the replay that plays the root's move)."""
+
+    def think(self, *args, **kwargs):
+        return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
+
+
+@pytest.mark.parametrize("broken", [BrokenSearch, MovelessSearch])
+def test_fallback_move_when_the_search_fails(sb, broken):
     gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
     game = make_game(sb, gid)
-    game.engine = BrokenSearch()
-    game.position = GamePosition(game.engine, f"game {gid}")
-    game._handle(full(gid, []), time.monotonic())
-    assert sb.wait_moves(gid, 2, timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())
-    assert sb.wait_moves(gid, 3, timeout=10)
-    assert sb.game(gid).rejected_moves == []
-
-
-def test_fallback_move_when_the_search_ends_without_a_move(sb):
-    # A search bug once ended a search with no move although the position had legal moves
-    # (engine/search.py, the replay that plays the root's move): the bot must still move.
-    class MovelessSearch(CountingEngine):
-        def think(self, *args, **kwargs):
-            return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
-
-    gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
-    game = make_game(sb, gid)
-    game.engine = MovelessSearch()
+    game.engine = broken()
     game.position = GamePosition(game.engine, f"game {gid}")
     game._handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
