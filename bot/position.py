@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import chess
 
 from bot.outside import MoveSource, OutsideMove
+from engine import require_move
 from engine.board import move_text, rules_board
 from engine.timeman import Limits
 
@@ -218,24 +219,17 @@ class GamePosition:
             return outside
         if self._engine_valid:
             try:
-                return self._with_move(self.engine.think(limits=limits))
+                return require_move(self.engine.think(limits=limits), self.board)
             except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
         return self._fallback_move()
 
-    def _with_move(self, res: Any) -> Any:
-        """A search's result; RuntimeError when it has no move although the position has legal moves:
-        a search bug (the bot would wait for a server that waits for it, and lose on time)."""
-        if res.move is None and any(self.board.legal_moves):
-            raise RuntimeError(f"the search ended without a move in {self.board.fen()}")
-        return res
-
     def _ponderhit(self, limits: Limits) -> Any:
         self.ponder_hits += 1
         started = time.monotonic()
         try:
-            res = self._with_move(self.engine.ponderhit(limits))
+            res = require_move(self.engine.ponderhit(limits), self.board)
         except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
             log.exception("%s: the ponder search failed; choosing a move without it", self.label)
             self._engine_valid = False

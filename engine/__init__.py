@@ -58,7 +58,7 @@ from engine.search import (
 from engine.timeman import Limits
 
 __all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync", "Limits", "new_table",
-           "compiled_from_cache", "cache_location"]
+           "compiled_from_cache", "cache_location", "require_move"]
 
 NO_LIMIT = 1 << 62
 
@@ -92,6 +92,15 @@ class SearchResult:
     @property
     def nps(self) -> float:
         return self.nodes / (self.time_ms / 1000.0) if self.time_ms > 0 else 0.0
+
+
+def require_move(result: SearchResult, board: chess.Board) -> SearchResult:
+    """``result``, or EngineDesync when it has no move although ``board`` (the searched position) has
+    legal moves: a search bug, which a front-end must answer with some legal move rather than none
+    (a bot would wait for a server that waits for it, and lose on time)."""
+    if result.move is None and any(board.legal_moves):
+        raise EngineDesync(f"the search ended without a move in {board.fen()}")
+    return result
 
 
 def new_table(hash_bits: int) -> np.ndarray:

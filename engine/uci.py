@@ -130,7 +130,7 @@ from typing import TextIO
 
 import chess
 
-from engine import Engine, EngineDesync, SearchResult, timeman
+from engine import Engine, SearchResult, require_move, timeman
 from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
@@ -738,9 +738,7 @@ class UciEngine:
         for it in result.iterations[printed:]:
             self._info_line(board, it, result.time_ms)
         self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
-        if result.move is None:
-            if any(board.legal_moves):   # a search bug: answer a legal move (see _search), not (none)
-                raise EngineDesync(f"the search ended without a move in {board.fen()}")
+        if require_move(result, board).move is None:   # (a bug raises: _search answers a legal move)
             return None
         if not board.is_legal(chess.Move.from_uci(result.move)):
             raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}")

@@ -345,24 +345,29 @@ def test_end_of_input_during_a_search_exits(raw: RawUci) -> None:
     assert time.monotonic() - start < 1.0
 
 
-def test_a_failing_search_still_answers_bestmove() -> None:
+def _answer_with_search(think) -> tuple[UciEngine, io.StringIO]:
+    """A front-end whose engine searches with ``think`` (a fault injected into the real engine),
+    after it answered ``go depth 4`` for the position after 1. e4."""
     out = io.StringIO()
     ue = UciEngine(out=out)
     ue.handle("isready")
-    real_think = ue._engine.think
-
-    def broken(*args, **kwargs):
-        raise EngineDesync("simulated")
-
-    ue._engine.think = broken
+    ue._engine.think = think
     ue.handle("position startpos moves e2e4")
     ue.handle("go depth 4")
     ue._worker.join(10)
+    return ue, out
+
+
+def test_a_failing_search_still_answers_bestmove() -> None:
+    def broken(*args, **kwargs):
+        raise EngineDesync("simulated")
+
+    ue, out = _answer_with_search(broken)
     lines = out.getvalue().splitlines()
     assert any("search failed: EngineDesync: simulated" in line for line in lines)
     assert lines[-1] == "bestmove " + next(iter(chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR "
                                                              "b KQkq - 0 1").legal_moves)).uci()
-    ue._engine.think = real_think
+    del ue._engine.think  # the real search again
     ue.handle("go depth 4")
     ue._worker.join(10)
     lines = out.getvalue().splitlines()
@@ -460,17 +465,10 @@ def test_match_plays_with_ponder_and_both_time_rules(uci: chess.engine.SimpleEng
 def test_a_search_that_ends_without_a_move_still_answers_a_legal_one() -> None:
     """A search bug once ended a search with no move in a position with legal moves (engine/search.py,
     the replay that plays the root's move): the GUI must get a legal move, not bestmove (none)."""
-    out = io.StringIO()
-    ue = UciEngine(out=out)
-    ue.handle("isready")
-
     def moveless(*args, **kwargs):
         return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
 
-    ue._engine.think = moveless
-    ue.handle("position startpos moves e2e4")
-    ue.handle("go depth 4")
-    ue._worker.join(10)
+    _, out = _answer_with_search(moveless)
     lines = out.getvalue().splitlines()
     assert any("search failed: EngineDesync: the search ended without a move" in line for line in lines)
     board = chess.Board()
