@@ -1,16 +1,17 @@
-"""umax-bot: the Lichess side. Data flows one way:
+"""umax-bot: the Lichess side. A game flows one way through the packages:
 
-    event stream (runner) -> challenge decision (challenges) or game start
-        -> game thread (game) -> position + engine (position) -> limits (engine.timeman) -> move POST
+    event stream (process.runner) -> challenge policy and slots (challenges)
+        -> one game thread (games.game) -> board and engine (games.position) -> sources (sources),
+           else the search (engine) within the time manager's limits (engine.timeman) -> move POST
 
-- config: the YAML schema, defaults, checks, token from env/file, redacted dump
-- log: one line per event on stdout, token redacted
-- lichess: berserk with timeouts, retries, backoff, 429 pauses and exceptions we can act on
-- challenges: the pure accept/decline policy (the time manager is engine.timeman, shared with UCI)
-- position: the server's moves -> python-chess board and the engine's game
-- outside: the contract of a move source asked before the engine; tablebase: the sources a game asks
-  (local Syzygy files through engine.syzygy, then Lichess's online tablebase)
-- game: one game's thread; runner: the main loop, concurrency, shutdown
-- chat: one game's chat: the outbox its own thread sends (never in a move's way), the commands
-- cli (`python -m bot`, `umax-bot`), demo (`--sandbox`), sandbox (a local stand-in for Lichess)
+- ``config``: the YAML schema, defaults and checks; every part reads it, it imports nothing of bot;
+- ``lichess``: the Lichess client on berserk: timeouts, retries, backoff, 429 pauses;
+- ``challenges``: the accept/decline policy, the game slots, matchmaking;
+- ``games``: one game's thread and its services: position, chat, records, correspondence;
+- ``sources``: moves from outside the engine (the book, Syzygy, the online tablebase);
+- ``process``: the command line, the main loop, logging, memory, the demo;
+- ``sandbox``: a local stand-in for Lichess on 127.0.0.1 (the tests, the demo, the soak).
+
+Imports point down that list's reverse: process -> games, challenges, sources -> lichess -> config;
+nothing imports the process package but ``__main__``.
 """

@@ -1,7 +1,7 @@
-"""`python -m bot`: see bot/cli.py."""
+"""`python -m bot`: see bot/process/cli.py."""
 
 import sys
 
-from bot.cli import main
+from bot.process.cli import main
 
 sys.exit(main())

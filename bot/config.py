@@ -38,7 +38,7 @@ CONFIG_YAML_ENV = "BOT_CONFIG_YAML"   # the YAML itself (a dyno's config var)
 DEFAULT_CONFIG = "config.yml"
 DEFAULT_URL = "https://lichess.org"
 TABLEBASE_URL = "https://tablebase.lichess.ovh"  # Lichess's own tablebase service
-MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.tablebase.MIN_WAIT_MS)
+MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.sources.tablebase.MIN_WAIT_MS)
 
 # What the engine can play. Lichess sends a FEN for fromPosition games; chess960 castling and the
 # other variants' rules are beyond micro-Max.

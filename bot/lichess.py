@@ -375,7 +375,7 @@ class Lichess:
 
     def chat(self, game_id: str, text: str, room: str = "player") -> None:
         """Post a chat line. Never waits out a pause: while chat is paused after a 429 it raises
-        `RateLimited` with the time left at once, so the caller (`bot.chat.Outbox`) decides when to
+        `RateLimited` with the time left at once, so the caller (`bot.games.chat.Outbox`) decides when to
         try again, and for how long a line is still worth sending."""
         left = self.pauses.remaining(self.CHAT)
         if left > 0:

@@ -1,28 +1,35 @@
-"""``python -m engine [uci|match|bench] ...`` (also the ``umax-engine`` console script).
+"""``python -m engine [uci|bench|compile] ...`` (also the ``umax-engine`` console script).
 
 - ``uci`` (the default when no sub-command is given, as a GUI starts an engine): the UCI front-end,
   ``engine/uci.py``;
-- ``match ...``: a match between two engines, ``engine/match.py`` (``--help`` for its options);
 - ``bench ...``: the benchmark, ``engine/bench.py``;
-- ``cbench ...``: the port against the C original on the same searches, ``engine/cbench.py``;
-- ``book build [--out PATH] ...`` / ``book stats [PATH]``: build the default opening book from the
-  named opening lines / describe a Polyglot book, ``engine/book_build.py``;
-- ``ponder-stats ...``: the ponder hit rate and what a hit saves, ``engine/ponderstats.py``;
-- ``clockstats PGN...``: how a match's engine used its clock, and what other time-manager settings
-  would have left, ``engine/clockstats.py``;
 - ``compile``: compile the search into numba's cache now and say where it went (a build step, e.g.
   Heroku's ``bin/post_compile``, so that the process that plays only loads it).
 
+The measuring tools that used to be sub-commands here (``match``, ``cbench``, ``clockstats``,
+``ponder-stats``, ``book``) live in the top-level ``tools`` package of a checkout
+(``python -m tools.match`` ...). Their old names still work from a checkout, with a one-line warning.
 Each sub-command's module is imported only when it is chosen.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
-USAGE = ("usage: python -m engine [uci | match [options] | bench [options] | cbench [options] "
-         "| book build|stats [options] | ponder-stats [options] | clockstats PGN... | compile]"
-         "   (default: uci)")
+USAGE = """usage: python -m engine [COMMAND] [options]
+
+commands:
+  uci                the UCI front-end (the default: a GUI starts the engine without arguments)
+  bench [options]    fixed searches: node counts, time and nodes per second (--help for options)
+  compile            compile the search into numba's cache now and say where it is
+
+measuring tools (in a checkout, not in an installed package): python -m tools.match, tools.cbench,
+tools.clockstats, tools.ponderstats, tools.book_build; see docs/DEVELOPMENT.md"""
+
+# Old sub-command -> the tool module it became (kept working, with a warning, so scripts don't break).
+MOVED = {"match": "tools.match", "cbench": "tools.cbench", "clockstats": "tools.clockstats",
+         "ponder-stats": "tools.ponderstats", "book": "tools.book_build"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,43 +39,36 @@ def main(argv: list[str] | None = None) -> int:
         from engine import uci
 
         return uci.main(rest)
-    if command == "match":
-        from engine import match
-
-        return match.main(rest)
-    if command == "ponder-stats":
-        from engine import ponderstats
-
-        return ponderstats.main(rest)
-    if command == "clockstats":
-        from engine import clockstats
-
-        return clockstats.main(rest)
     if command == "bench":
-        try:
-            from engine import bench
-        except ModuleNotFoundError as exc:
-            if exc.name != "engine.bench":
-                raise
-            print("the benchmark (engine/bench.py) is not available in this installation", file=sys.stderr)
-            return 2
+        from engine import bench
+
         sys.argv = [f"{sys.argv[0]} bench", *rest]   # bench parses sys.argv itself, whatever its signature
         return bench.main() or 0
-    if command == "cbench":
-        from engine import cbench
-
-        return cbench.main(rest)
-    if command == "book":
-        from engine import book_build
-
-        return book_build.main(rest)
     if command == "compile":
         return _compile()
+    if command in MOVED:
+        return _moved(command, rest)
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0
     print(f"unknown command {command!r}\n{USAGE}", file=sys.stderr)
     return 2
+
+
+def _moved(command: str, rest: list[str]) -> int:
+    """An old sub-command: say where it went in one line, then run it there (tools are looked up at
+    run time, not imported by the engine: an installed package has none)."""
+    target = MOVED[command]
+    print(f"warning: 'python -m engine {command}' is now 'python -m {target}'", file=sys.stderr)
+    try:
+        tool = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("tools", target):
+            raise
+        print(f"{target} is not available here: the measuring tools live in a checkout of the project",
+              file=sys.stderr)
+        return 2
+    return tool.main(rest)
 
 
 def _compile() -> int:

@@ -43,17 +43,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import chess
 import numpy as np
 
+from engine.result import SearchResult
 from engine.search import G_NITER, G_STOP, I, M
 from engine.timeman import Limits
-
-if TYPE_CHECKING:
-    from engine import Engine, SearchResult
 
 POLL_S = 0.002
 
@@ -61,8 +59,10 @@ POLL_S = 0.002
 class LimitWatch:
     """Applies a ``Limits``' soft rule between root iterations of the search under way."""
 
-    def __init__(self, engine: Engine, limits: Limits | None, origin_ns: int) -> None:
-        self._engine = engine
+    def __init__(self, g: np.ndarray, completed_iterations: Callable[[], int], limits: Limits | None,
+                 origin_ns: int) -> None:
+        self._g = g                                   # the running search's globals
+        self._completed = completed_iterations
         self._limits = limits
         self._origin_ns = origin_ns
         self._done = threading.Event()
@@ -87,7 +87,7 @@ class LimitWatch:
     def _run(self) -> None:
         seen = 0
         while not self._done.wait(POLL_S):
-            count = int(self._engine._g[G_NITER])
+            count = int(self._g[G_NITER])
             if count == seen:
                 continue
             seen = count
@@ -99,8 +99,8 @@ class LimitWatch:
         if self._limits is None:
             return
         elapsed_ms = (time.monotonic_ns() - self._origin_ns) / 1e6
-        if self._limits.stop_after(elapsed_ms, self._engine.completed_iterations()):
-            self._engine._g[G_STOP] = 1
+        if self._limits.stop_after(elapsed_ms, self._completed()):
+            self._g[G_STOP] = 1
 
 
 @dataclass

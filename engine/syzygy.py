@@ -2,7 +2,7 @@
 answer into a move and a score.
 
 Each part is usable without the others (the move sources built on them are the bot's, in
-`bot/tablebase.py`):
+`bot/sources/tablebase.py`):
 
 * The verdicts (`MoveInfo`, `choose`, `verdict_score`, `verdict_scored`), in Lichess's words. A
   tablebase answer lists every legal move with the verdict on the position AFTER it, from the
@@ -11,10 +11,10 @@ Each part is usable without the others (the move sources built on them are the b
   blessed-loss > maybe-loss > loss), then, winning, an immediate mate, then the shortest distance
   (DTM when every candidate has one, else DTZ) with zeroing moves (captures, pawn moves) first at
   equal distance; losing, the longest distance; "unknown" moves never. The online client
-  (`bot.tablebase`) applies the same rules to the Lichess service's JSON.
+  (`bot.sources.tablebase`) applies the same rules to the Lichess service's JSON.
 * `SyzygyTables`: local files. `answer(board)` computes what the Lichess service would answer for
   the position (categories from DTZ and the 50-move counter as Lichess derives them; DTM unknown,
-  as Syzygy has none), for the bot's local source (`bot.tablebase.SyzygySource`) and for the
+  as Syzygy has none), for the bot's local source (`bot.sources.tablebase.SyzygySource`) and for the
   sandbox's stand-in of the service.
 * `covered(board, max_pieces)`: whether a tablebase may know a position at all.
 

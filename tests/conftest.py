@@ -16,9 +16,9 @@ def data_dir() -> Path:
 
 @pytest.fixture(autouse=True)
 def _records_outside_the_repo(tmp_path_factory, monkeypatch):
-    """Game records (bot.records, on by default, directory "games") of in-process bots go to a
+    """Game records (bot.games.records, on by default, directory "games") of in-process bots go to a
     temporary directory, not into the working tree; an absolute `records.directory` is kept."""
-    from bot import records
+    from bot.games import records
 
     real = records.path_for
     root = tmp_path_factory.mktemp("records")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.challenges import decide, describe
+from bot.challenges.policy import decide, describe
 from bot.config import SPEEDS, config_from_dict
 
 

@@ -1,4 +1,4 @@
-"""The chat (bot/chat.py): parsing and answering commands, the rate limit of answers, the outbox and
+"""The chat (bot/games/chat.py): parsing and answering commands, the rate limit of answers, the outbox and
 its sender through the real Lichess session against the sandbox, and end to end with the Runner:
 greetings and goodbyes in both rooms, commands answered in their room, 429s sent again."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from bot.chat import BadLine, Commands, Line, Outbox, Search, read_line, version
 from bot.config import ChatConfig, config_from_dict
+from bot.games.chat import BadLine, Commands, Line, Outbox, Search, read_line, version
 from bot.lichess import Lichess
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from tests.test_bot_game import full, make_game, state
@@ -211,7 +211,7 @@ def test_a_chat_line_the_game_cannot_read_is_one_warning_and_the_game_goes_on(sb
     game = make_game(sb, gid)
     game._handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     for bad in ({"room": 5, "username": "bob", "text": "!help"}, {"room": "spectator", "text": "!help"},
                 {"room": "spectator", "username": "bob", "text": None}):
         caplog.clear()

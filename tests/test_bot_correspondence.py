@@ -1,4 +1,4 @@
-"""Correspondence games without a slot (bot/correspondence.py), end to end against the sandbox.
+"""Correspondence games without a slot (bot/games/correspondence.py), end to end against the sandbox.
 
 A correspondence game holds no game slot, no hash table and no open stream between its moves; it is
 visited when the periodic check of /api/account/playing says it is our turn, and after a restart it
@@ -12,8 +12,8 @@ import time
 import pytest
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
-from bot.services_run import bot_moves
 from tests.test_bot_e2e import Bot, legal_replay, make_config
+from tools.services_run import bot_moves
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ import chess
 import pytest
 
 from bot.config import Config, config_from_dict
-from bot.runner import Runner
+from bot.process.runner import Runner
 from bot.sandbox import (
     EngineOpponent,
     IdleOpponent,
@@ -345,7 +345,7 @@ def test_takeback_accepted_then_the_game_goes_on_and_the_second_is_declined(sand
 ])
 def test_takeback_declined_by_default_in_rated_games_and_from_bots(sandbox, bot_for, caplog, config,
                                                                    challenge, rule):
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     bot_for(takeback=config, book={"enabled": False}, engine={"ponder": False})
     opponent = ScriptedOpponent(["e7e5", "takeback", "wait:2", "resign"])
     cid = sandbox.send_challenge("robo" if challenge.get("challenger_is_bot") else "alice", color="black",
@@ -362,7 +362,7 @@ def test_takeback_declined_by_default_in_rated_games_and_from_bots(sandbox, bot_
 def test_a_game_found_in_progress_declines_takebacks_its_earlier_ones_unknown(sandbox, bot_for, caplog):
     # After a restart the bot cannot know how many takebacks it granted before: "at most N per game"
     # must hold, so the limit counts as reached.
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     gid = sandbox.start_game(ScriptedOpponent(["takeback", "wait:2", "resign"]), bot_color="white",
                              moves=["e2e4", "e7e5", "g1f3", "b8c6", "f1c4", "g8f6", "d2d3"])
     bot_for(takeback={"max_per_game": 1}, book={"enabled": False}, engine={"ponder": False})
@@ -641,7 +641,7 @@ def test_opponent_gone_then_back_is_not_claimed():
 def test_the_default_book_makes_games_against_a_fixed_opponent_differ(sandbox, bot_for, caplog):
     # micro-Max alone plays the same game against an opponent that answers the same way every time;
     # the built-in book (on by default) varies the opening, and its moves cost no clock.
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     bot_for(challenge={"concurrency": 1})
     openings = []
     # The book's choice is random: five games and ten plies make "fewer than 3 different" rare enough
@@ -665,7 +665,7 @@ def test_pondering_hits_and_stops_with_the_game(sandbox, bot_for, caplog):
     # The engine opponent answers as our engine expects more often than not: the bot searches on
     # during the opponent's think and turns a hit into its move. Every move stays legal and on time,
     # and when the game ends no ponder search is left running on the table given back.
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     bot = bot_for(engine={"ponder": True}, book={"enabled": False},
                   time={"fixed_nodes": None, "max_think_ms": 150})
     gid = sandbox.start_game(EngineOpponent(node_budget=4000, think_s=0.3), bot_color="white", clock=(120, 1))
@@ -696,7 +696,7 @@ def test_shutdown_while_pondering_is_prompt(sandbox):
 
 
 def test_no_pondering_while_two_games_run(sandbox, bot_for, caplog):
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     bot_for(engine={"ponder": True}, book={"enabled": False}, challenge={"concurrency": 2})
     games = [sandbox.start_game(EngineOpponent(node_budget=2000), bot_color="white") for _ in range(2)]
     assert all(sandbox.wait_moves(g, 12, timeout=60) for g in games)

@@ -16,11 +16,11 @@ import chess
 import pytest
 
 from bot.config import config_from_dict
-from bot.game import Game
+from bot.games.game import Game
+from bot.games.position import GamePosition
 from bot.lichess import Lichess
-from bot.outside import OutsideMove
-from bot.position import GamePosition
 from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
+from bot.sources.outside import OutsideMove
 from engine import Engine, SearchResult
 from engine.timeman import Limits
 
@@ -351,7 +351,7 @@ def takeback_answers(sb: Sandbox, gid: str) -> list[str]:
 
 
 def test_takeback_accepted_once_then_the_bot_moves_again_and_the_next_offer_is_declined(sb, caplog):
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     opponent = ScriptedOpponent(["e7e5", "takeback", "wait:3", "d7d5", "takeback", "wait:3"],
                                 then=IdleOpponent())
     gid = sb.start_game(opponent, bot_color="white", clock=(600, 0))
@@ -397,7 +397,7 @@ def test_takeback_accepted_once_then_the_bot_moves_again_and_the_next_offer_is_d
     ({"max_per_game": 3}, False, "BOT", "takeback.humans_only: the opponent is a BOT"),
 ])
 def test_takeback_declined_by_each_rule(sb, caplog, takeback, rated, title, rule):
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     gid = sb.start_game(IdleOpponent(), bot_color="black", clock=(600, 0), moves=["e2e4", "e7e5", "g1f3"],
                         rated=rated is True, opponent_is_bot=title == "BOT")
     game = make_game(sb, gid, takeback=takeback)
@@ -413,7 +413,7 @@ def test_takeback_declined_by_each_rule(sb, caplog, takeback, rated, title, rule
 
 
 def test_takeback_flags_that_need_no_answer(sb, caplog):
-    caplog.set_level(logging.INFO, logger="bot.game")
+    caplog.set_level(logging.INFO, logger="bot.games.game")
     gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white", clock=(600, 0))
     game = make_game(sb, gid, takeback={"max_per_game": 5})
     game._handle(full(gid, []), time.monotonic())

@@ -13,7 +13,7 @@ import pytest
 
 from bot.config import config_from_dict
 from bot.lichess import Backoff, ClientError, Lichess, Pauses, QuotaReached, RateLimited, TransientError
-from bot.log import RedactingFormatter, add_secret
+from bot.process.log import RedactingFormatter, add_secret
 from bot.sandbox import CutStream, EndStream, Malformed, Sandbox, Silence
 
 

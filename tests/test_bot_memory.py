@@ -1,7 +1,7 @@
 """Memory: the hash budget split across games, the container's limit, and the pool of tables.
 
-The tables are allocated once at start-up and lent to one game at a time (`bot.tables`); the
-settings are checked against the machine's memory before anything starts (`bot.memory`).
+The tables are allocated once at start-up and lent to one game at a time (`bot.process.tables`); the
+settings are checked against the machine's memory before anything starts (`bot.process.memory`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pytest
 
-from bot import memory
 from bot.config import ConfigError, config_from_dict
-from bot.tables import TablePool
+from bot.process import memory
+from bot.process.tables import TablePool
 from engine import Engine, new_table
 
 

@@ -1,4 +1,4 @@
-"""Game records (bot/records.py): the PGN of every finished game, read back with python-chess.
+"""Game records (bot/games/records.py): the PGN of every finished game, read back with python-chess.
 
 The end-to-end tests run the real Runner against the sandbox (helpers of tests/test_bot_e2e.py) and
 read the file the bot wrote with chess.pgn.read_game.
@@ -14,8 +14,8 @@ import chess
 import chess.pgn
 import pytest
 
-from bot import records
 from bot.config import RecordsConfig
+from bot.games import records
 from bot.sandbox import RandomOpponent, Sandbox, ScriptedOpponent
 from engine.board import rules_board
 from tests.test_bot_e2e import Bot, make_config
@@ -111,9 +111,9 @@ def test_a_game_from_a_position_per_opponent_file_appends(sandbox, tmp_path):
 def test_an_unwritable_directory_is_one_warning_and_the_game_ends_normally(sandbox, tmp_path, caplog):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    with caplog.at_level(logging.WARNING, logger="bot.records"):
+    with caplog.at_level(logging.WARNING, logger="bot.games.records"):
         bot, gid = play_one(sandbox, {"directory": str(blocker / "games")}, color="black", clock=(60, 1))
-    warnings = [r for r in caplog.records if r.name == "bot.records"]
+    warnings = [r for r in caplog.records if r.name == "bot.games.records"]
     assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
     assert f"game {gid}: not recorded" in warnings[0].getMessage()
     assert "\n" not in warnings[0].getMessage()

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import numba_cache
 from bot.config import CONFIG_PATH_ENV, CONFIG_YAML_ENV, TOKEN_ENV, ConfigError, load_settings
-from bot.runner import Runner
+from bot.process import numba_cache
+from bot.process.runner import Runner
 from bot.sandbox import RandomOpponent, Sandbox
 from tests.test_bot_e2e import make_config
 
@@ -106,7 +106,7 @@ def test_a_cache_folder_the_user_chose_is_kept(tmp_path):
 
 
 def test_the_engine_folder_is_found_without_importing_numba():
-    code = ("import sys; from bot import numba_cache; d = numba_cache.engine_dir(); "
+    code = ("import sys; from bot.process import numba_cache; d = numba_cache.engine_dir(); "
             "print(d.name, (d / 'search.py').exists(), 'numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["engine", "True", "False"], out.stderr

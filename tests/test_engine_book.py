@@ -1,4 +1,4 @@
-"""Opening books (engine/book.py), the default book's build (engine/book_build.py) and the UCI options.
+"""Opening books (engine/book.py), the default book's build (tools/book_build.py) and the UCI options.
 
 Books for the reader's tests are written here entry by entry (python-chess's Zobrist key, a Polyglot
 move code made by this file's own encoder, 16 bytes packed big-endian, sorted by key), so the reader
@@ -17,9 +17,9 @@ import chess
 import chess.polyglot
 import pytest
 
-from engine import book_build
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from tests.test_engine_uci import RawUci
+from tools import book_build
 
 ROOT = Path(__file__).resolve().parents[1]
 KINGS_READY = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"   # both sides may castle both ways
@@ -245,14 +245,17 @@ def test_the_default_book_holds_the_rule_and_the_data(default_book: Book) -> Non
     assert default_book.weights(after("f2f3", "e7e5", "g2g4")) == {"d8h4": 1}   # the answer stays
 
 
-def test_the_default_book_and_its_source_are_packaged() -> None:
+def test_the_default_book_is_packaged_and_its_source_is_in_the_checkout() -> None:
+    """The book ships with the engine; the CC0 lines it is built from are the book builder's data
+    (tools/data/openings), which a checkout has and an installed package does not need."""
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     patterns = setuptools["package-data"]["engine"]
     engine_dir = ROOT / "engine"
     packaged = {p for pattern in patterns for p in engine_dir.glob(pattern)}
     assert DEFAULT_BOOK in packaged
+    assert book_build.SOURCE_DIR == ROOT / "tools" / "data" / "openings"
     for name in ("a.tsv", "b.tsv", "c.tsv", "d.tsv", "e.tsv", "COPYING.txt", "README.md"):
-        assert engine_dir / "data" / "openings" / name in packaged
+        assert (book_build.SOURCE_DIR / name).is_file()
 
 
 # ---------------------------------------------------------------------------- the build

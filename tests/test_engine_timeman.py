@@ -155,7 +155,7 @@ def test_adaptive_rules() -> None:
 
 def test_bot_uses_the_time_manager() -> None:
     """The bot's one call site: its settings become TimeParams; correspondence has its own budget."""
-    from bot.game import Game
+    from bot.games.game import Game
 
     cfg = config_from_dict({"time": {"move_overhead_ms": 300, "reserve_ms": 3000, "correspondence_nodes": 9}})
     game = Game.__new__(Game)
@@ -271,7 +271,7 @@ PGN_TWO_GAMES = """[White "umax"]
 
 
 def test_clockstats_reads_one_engines_side_and_its_replay_reproduces_the_recorded_clock(tmp_path) -> None:
-    from engine import clockstats
+    from tools import clockstats
 
     path = tmp_path / "m.pgn"
     path.write_text(PGN_TWO_GAMES)
@@ -294,7 +294,7 @@ def test_clockstats_reads_one_engines_side_and_its_replay_reproduces_the_recorde
 
 
 def test_clockstats_picks_the_exact_name_over_a_prefix_and_refuses_an_ambiguous_one(tmp_path) -> None:
-    from engine import clockstats
+    from tools import clockstats
 
     assert clockstats.our_side("umax-b-fixed", "umax-b", "umax-b") is False     # exact beats prefix
     assert clockstats.our_side("umax-b", "umax-b-fixed", "umax-b") is True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
@@ -42,3 +43,64 @@ def test_python_m_bot_help_lists_the_commands() -> None:
     assert proc.returncode == 0
     for word in ("upgrade", "check-config", "--sandbox", "--config"):
         assert word in proc.stdout
+
+
+# ---------------------------------------------------------------- the product apart from its tools
+PRODUCT = ("engine", "bot")
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Every module `path` imports (lazy, TYPE_CHECKING and relative imports included), as dotted names."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:  # `from pkg import module` imports the module; else pkg's name
+                found.add(f"{base}.{alias.name}" if (ROOT / base.replace(".", "/") / alias.name).with_suffix(
+                    ".py").exists() or (ROOT / base.replace(".", "/") / alias.name).is_dir() else base)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def _modules() -> dict[str, tuple[Path, str]]:
+    """module name -> (file, the package its relative imports start from), for engine, bot and tools."""
+    out = {}
+    for top in (*PRODUCT, "tools"):
+        for path in (ROOT / top).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = (path, name if parts[-1] == "__init__" else ".".join(parts[:-1]))
+    return out
+
+
+def test_the_product_never_imports_its_measuring_tools() -> None:
+    offenders = [(name, dep) for name, (path, pkg) in _modules().items() if name.split(".")[0] in PRODUCT
+                 for dep in _imports(path, pkg) if dep == "tools" or dep.startswith("tools.")]
+    assert not offenders
+
+
+def test_no_bot_or_engine_module_imports_one_that_imports_it_back() -> None:
+    """Dependencies point one way (docs/DEVELOPMENT.md). The sandbox's wire format names the model's
+    types in annotations only, and the model calls the wire format: the one pair left, and known."""
+    modules = _modules()
+    graph = {name: {dep for dep in _imports(path, pkg) if dep in modules and dep != name}
+             for name, (path, pkg) in modules.items() if name.split(".")[0] in PRODUCT}
+    pairs = {tuple(sorted((a, b))) for a, deps in graph.items() for b in deps if a in graph.get(b, ())}
+    assert pairs <= {("bot.sandbox.model", "bot.sandbox.wire")}, pairs
+
+
+def test_python_m_engine_help_lists_the_commands_and_old_tool_names_still_work() -> None:
+    proc = subprocess.run([sys.executable, "-m", "engine", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0
+    for word in ("uci", "bench", "compile", "tools.match"):
+        assert word in proc.stdout
+    old = subprocess.run([sys.executable, "-m", "engine", "clockstats", "--help"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert old.returncode == 0 and "python -m tools.clockstats" in old.stdout
+    assert old.stderr.strip() == "warning: 'python -m engine clockstats' is now 'python -m tools.clockstats'"

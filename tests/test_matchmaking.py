@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-import bot.matchmaking as mm
+import bot.challenges.matchmaking as mm
+from bot.challenges.matchmaking import DAY, HOUR, DeclineMemory, Offer, candidates
+from bot.challenges.slots import Slots
 from bot.config import config_from_dict
-from bot.matchmaking import DAY, HOUR, DeclineMemory, Offer, candidates
-from bot.runner import Slots
 from bot.sandbox import AcceptAll, DeclineFast, NeverAnswers, Sandbox, ScriptedOpponent
 from tests.test_bot_e2e import Bot, make_config
 
@@ -101,7 +101,7 @@ def test_memory_file_round_trip_and_atomic_save(tmp_path):
 def test_corrupt_memory_file_starts_fresh_with_one_warning(tmp_path, caplog, text):
     path = tmp_path / "mm.json"
     path.write_text(text)
-    with caplog.at_level(logging.WARNING, logger="bot.matchmaking"):
+    with caplog.at_level(logging.WARNING, logger="bot.challenges.matchmaking"):
         memory = DeclineMemory(str(path)).load()
     assert memory.bots == {}
     assert len(caplog.records) == 1 and "starting with a fresh memory" in caplog.records[0].getMessage()
@@ -237,7 +237,8 @@ def test_corrupt_memory_file_one_warning_and_a_fresh_memory(sandbox, bots, tmp_p
         bots.append(b := mm_bot(sandbox, tmp_path))
         assert sandbox.wait_until(lambda: any_sent(sandbox, "declined"), 20)
         assert sandbox.wait_until(lambda: b.runner.matchmaker.stats["declined:toofast"] == 1, 5)
-    warnings = [r for r in caplog.records if r.name == "bot.matchmaking" and r.levelno >= logging.WARNING]
+    warnings = [r for r in caplog.records
+                if r.name == "bot.challenges.matchmaking" and r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and "unreadable" in warnings[0].getMessage()
     assert sandbox.outgoing_challenges()[0].clock == (180, 2)  # nothing was remembered
     # The file is whole again, with what was learnt (it is written just after the stats count the

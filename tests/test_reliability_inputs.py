@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import cli
 from bot.config import TOKEN_ENV
+from bot.process import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "bad.yml"  # the file name the table shows: the commands run in the file's directory
@@ -267,7 +267,7 @@ def test_missing_token_upgrade_is_one_line_exit_2(tmp_path):
 def test_missing_token_normal_start_plays_the_sandbox_demo(tmp_path, monkeypatch):
     # README: "No token at all = the local sandbox demo" (and nothing is sent to lichess.org).
     played = []
-    monkeypatch.setattr("bot.demo.run_demo", lambda cfg: played.append(cfg) or 0)
+    monkeypatch.setattr("bot.process.demo.run_demo", lambda cfg: played.append(cfg) or 0)
     monkeypatch.setattr(cli, "setup_logging", lambda *a, **k: None)
     (tmp_path / CONFIG).write_text("challenge:\n  concurrency: 2\n")
     code, out, err = run_in_process(tmp_path, ["--config", CONFIG])

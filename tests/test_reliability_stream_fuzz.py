@@ -41,10 +41,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.config import config_from_dict
-from bot.game import Game
+from bot.games.game import Game
+from bot.games.position import GamePosition
 from bot.lichess import Lichess, TransientError
-from bot.position import GamePosition
-from bot.runner import ID, Runner
+from bot.process.runner import ID, Runner
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.wire import DECLINE_REASONS, game_full_json, game_state_json
 from engine import Engine
@@ -490,7 +490,7 @@ def test_one_bad_state_is_one_warning_then_recovery(records, name, event, expect
         records.records.clear()
         game._handle(bad, time.monotonic())
         warnings = [r.getMessage() for r in records.records if r.levelno >= logging.WARNING
-                    and r.name == "bot.game"]
+                    and r.name == "bot.games.game"]
         if expect is None:  # a clock value that is merely odd: read as none (or clamped) and played on
             assert warnings == [] and not game._resync
         else:

@@ -1,5 +1,5 @@
 """Tablebases: the move choice on real Syzygy tables (engine.syzygy), and the online client
-(bot.tablebase) against the sandbox's stand-in of Lichess's service, through real HTTP.
+(bot.sources.tablebase) against the sandbox's stand-in of Lichess's service, through real HTTP.
 
 The oracle is python-chess probing the same files directly: what each test checks (the win kept,
 the distance shortened, the longest defence) is computed here, not taken from the code under test.
@@ -17,7 +17,7 @@ import pytest
 
 from bot.config import config_from_dict
 from bot.sandbox import Delay, Drop, Respond, Sandbox
-from bot.tablebase import SyzygySource, TablebaseSource, build_sources, online_wanted, parse_moves
+from bot.sources.tablebase import SyzygySource, TablebaseSource, build_sources, online_wanted, parse_moves
 from engine.syzygy import (
     MoveInfo,
     SyzygyTables,

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from bot.runner import StartupError
+from bot.process.runner import StartupError
 from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond, Sandbox
 from bot.sandbox.opponents import Action, Idle, Move, OpponentView
-from bot.tablebase import SyzygySource
+from bot.sources.tablebase import SyzygySource
 from engine.syzygy import SyzygyTables
 from tests.test_bot_e2e import Bot, legal_replay, make_config
 from tests.test_tablebase import DATA, KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, SLACK_MS

@@ -16,14 +16,30 @@ import threading
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import faults, wire
 from .model import CLOSE, CUT, ApiError, Subscriber, World
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .control import Sandbox
+    from .tablebase import TablebaseStandIn
+
+
+class App(Protocol):
+    """What the HTTP layer needs of the sandbox (``control.Sandbox`` is the one implementation); named
+    here so that the server does not import the module that imports it."""
+
+    world: World
+    faults: faults.FaultInjector
+    tablebase: TablebaseStandIn | None
+    token: str
+    upgrade_allowed: bool
+    stopping: bool
+    keepalive_s: float
+
+    def log_request(self, method: str, path: str, status: int, *, arrived: float | None = None,
+                    retry_after: str | None = None, served_status: int | None = None) -> None: ...
 
 _POLL_S = 0.1  # how often an idle stream checks for stop, a vanished client and keep-alive time
 
@@ -32,7 +48,7 @@ class SandboxHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, addr: tuple[str, int], app: Sandbox):
+    def __init__(self, addr: tuple[str, int], app: App):
         self.app = app
         self.conns: dict[socket.socket, threading.Thread] = {}
         self.conns_lock = threading.Lock()
@@ -136,7 +152,7 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- plumbing --------------------------------------------------------------------------------
     @property
-    def app(self) -> Sandbox:
+    def app(self) -> App:
         return self.server.app
 
     @property

@@ -1,6 +1,6 @@
 """Soak test: the real bot process plays many short games against the sandbox under random faults.
 
-    python -m bot.soak --games 50 --concurrency 2 --tc 60+0,60+1 --fault-rate 0.02 --seed 1
+    python -m tools.soak --games 50 --concurrency 2 --tc 60+0,60+1 --fault-rate 0.02 --seed 1
 
 A sandbox (bot/sandbox) runs in this process with a chaos profile (bot/sandbox/chaos.py: HTTP
 errors, 429s, cut/silent/malformed/duplicated/reordered/stale streams, lost answers, restarts, both
@@ -529,7 +529,7 @@ def _tcs(text: str) -> tuple[tuple[int, int], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bot.soak", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="python -m tools.soak", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=50)
     ap.add_argument("--concurrency", type=int, default=2)
@@ -552,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
                        opponent_nodes=args.opponent_nodes, restart_every_s=args.restart_every or None,
                        hash_total_mb=args.hash_total_mb, max_minutes=args.max_minutes, workdir=args.workdir,
                        progress=None if args.quiet else lambda m: print(m, flush=True))
-    command = "python -m bot.soak " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m tools.soak " + " ".join(argv if argv is not None else sys.argv[1:])
     report = run(opts, command)
     print(report.table(), flush=True)
     if args.markdown:

@@ -1,6 +1,6 @@
 """How many different openings the bot plays against an opponent that never varies: issue 13's figure.
 
-    python -m bot.variety_run [--games 20] [--plies 10] [--out DIR]
+    python -m tools.variety_run [--games 20] [--plies 10] [--out DIR]
 
 The real bot process (`python -m bot --config <tmp yaml>`, the default config: only the sandbox's url
 and token are set) plays `--games` games as white against the sandbox in this process, then the same
@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from bot.sandbox import EngineOpponent, Sandbox
-from bot.soak import BotProcess
+from tools.soak import BotProcess
 
 CLOCK = (60, 0)
 
@@ -87,7 +87,7 @@ def run(games: int, plies: int, out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bot.variety_run", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.variety_run", description=__doc__.split("\n")[0])
     p.add_argument("--games", type=int, default=20, help="games per configuration")
     p.add_argument("--plies", type=int, default=10, help="plies that make an opening")
     p.add_argument("--out", type=Path, default=None, help="directory for the configs and logs")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # numba loads with the engine: only when the tables are made
 
     from engine import Engine
 
-log = logging.getLogger("bot.tables")
+log = logging.getLogger("bot.process.tables")
 
 
 class TablePool:
@@ -58,7 +58,7 @@ class TablePool:
         return Engine(table=new_table(self.hash_bits))
 
     def engine_now(self, spare_bits: int) -> Engine:
-        """An engine at once, for a correspondence visit (bot/correspondence.py): on a free table of the
+        """An engine at once, for a correspondence visit (bot/games/correspondence.py): on a free table of the
         pool, else on a small table of its own (2**spare_bits entries at most), so that a visit never
         waits and never takes memory beyond the plan's share; it is dropped when given back."""
         from engine import Engine

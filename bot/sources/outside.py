@@ -1,5 +1,5 @@
 """Moves from outside the engine: the contract an opening book or a tablebase meets to give a game
-its move (`bot.position.GamePosition.think` asks each source in turn before it searches).
+its move (`bot.games.position.GamePosition.think` asks each source in turn before it searches).
 
 A source is asked with a copy of the game's board (it may change it) and our clock, and answers
 with an `OutsideMove` or None (no move: out of book, too many pieces, no time to ask, a fault of

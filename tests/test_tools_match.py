@@ -1,4 +1,4 @@
-"""The match script (engine/match.py): statistics, openings, and real matches without external engines."""
+"""The match script (tools/match.py): statistics, openings, and real matches without external engines."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import chess.pgn
 import pytest
 
 from engine import Engine
-from engine.match import (
+from tools.match import (
     OPENINGS,
     EngineSpec,
     elo_from_score,

@@ -64,7 +64,7 @@ def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
            bot_games_blocked_s: float = 0.0, games_by_user: Mapping[str, int] | None = None) -> Decision:
     """Decide one incoming challenge. `games_in_progress` counts accepted and running games of the
     challenge's kind: real-time ones against `concurrency`, correspondence ones (which hold no slot,
-    bot/correspondence.py) against `correspondence_concurrency`; `bot_games_blocked_s` is how long
+    bot/games/correspondence.py) against `correspondence_concurrency`; `bot_games_blocked_s` is how long
     Lichess still refuses us games against bots (its daily quota);
     `games_by_user` counts those games per opponent (lower-case user id)."""
     for rule in (_users, _kind_of_player, _variant, _position, _speed, _clock, _bot_bullet, _mode, _rating):

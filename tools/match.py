@@ -1,8 +1,8 @@
-"""A match between two chess engines (UCI or XBoard) through python-chess: ``python -m engine match``.
+"""A match between two chess engines (UCI or XBoard) through python-chess: ``python -m tools.match``.
 
-    python -m engine match --engine1 "python -m engine uci" --engine2 "xboard:/usr/games/fairymax" \\
+    python -m tools.match --engine1 "python -m engine uci" --engine2 "xboard:/usr/games/fairymax" \\
         --tc 10+0.1 --games 40 --concurrency 2 --pgn /tmp/umax-fairymax.pgn
-    python -m engine match --engine2 /usr/games/stockfish \\
+    python -m tools.match --engine2 /usr/games/stockfish \\
         --engine2-option UCI_LimitStrength=true --engine2-option UCI_Elo=1500 --tc 10+0.1 --games 40
 
 An engine is a command line (split like a shell would); ``xboard:`` in front selects the XBoard
@@ -28,8 +28,8 @@ Old and new time manager from one commit: this engine's UCI option ``Time Rule``
 default, ``engine/timeman.py``) or ``legacy`` (the bare port's rule), so the comparison of (a) the
 bare port, (b) the new time manager and (c) new + pondering is::
 
-    python -m engine match --engine1-option "Time Rule=legacy" --engine1-name legacy --engine2-name new
-    python -m engine match --engine1-ponder --engine1-name new+ponder --engine2-name new --concurrency 1
+    python -m tools.match --engine1-option "Time Rule=legacy" --engine1-name legacy --engine2-name new
+    python -m tools.match --engine1-ponder --engine1-name new+ponder --engine2-name new --concurrency 1
 
 Limits: ``--tc BASE+INC`` in seconds (the script keeps the clocks: the wall time of each ``play()``
 is charged to the mover, who loses on time when the clock falls below ``-time_margin``), or a fixed
@@ -405,7 +405,7 @@ class Match:
         game = chess.pgn.Game.from_board(board)
         white, black = (self.names[0], self.names[1]) if engine1_white else (self.names[1], self.names[0])
         game.headers.update({
-            "Event": f"{self.names[0]} vs {self.names[1]}", "Site": "engine.match",
+            "Event": f"{self.names[0]} vs {self.names[1]}", "Site": "tools.match",
             "Date": datetime.date.today().strftime("%Y.%m.%d"), "Round": str(index + 1),
             "White": white, "Black": black, "Result": result, "TimeControl": self.limits.pgn_time_control(),
             "Opening": opening, "Termination": termination, "PlyCount": str(len(board.move_stack)),
@@ -525,7 +525,7 @@ def summarize(results: list[GameResult], names: list[str]) -> tuple[int, int, in
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m engine match", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m tools.match", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--engine1", default="python -m engine uci",
                    help="command line ('xboard:' prefix for XBoard; default: this engine)")

@@ -1,9 +1,9 @@
 """The default opening book: built from named opening lines, filtered by the engine's own search.
 
-    python -m engine book build [--out PATH] [--nodes N] [--threshold PAWNS] [--jobs N]
-    python -m engine book stats [PATH] [--max-ply N]
+    python -m tools.book_build build [--out PATH] [--nodes N] [--threshold PAWNS] [--jobs N]
+    python -m tools.book_build stats [PATH] [--max-ply N]
 
-Source. ``engine/data/openings/*.tsv``: the 3,807 named lines of lichess-org/chess-openings (CC0
+Source. ``tools/data/openings/*.tsv``: the 3,807 named lines of lichess-org/chess-openings (CC0
 1.0, copied unchanged into the repository with ``COPYING.txt``, so a clone builds without network).
 Every line is played out from the initial position with python-chess; each (position, move) on the
 way is a book candidate. Positions are keyed by their Polyglot Zobrist hash, so lines that reach a
@@ -330,7 +330,7 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m engine book", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.book_build", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="build the default book from the named opening lines")
     b.add_argument("--out", default=str(DEFAULT_BOOK), help=f"where to write it (default {DEFAULT_BOOK})")
@@ -352,3 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return _cmd_build(args) if args.command == "build" else _cmd_stats(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""``python -m engine cbench``: the port against the C original, on the same searches, in one run.
+"""``python -m tools.cbench``: the port against the C original, on the same searches, in one run.
 
 The searches are the reference game (tests/data/fixP_start_n20000_60.txt): from the initial position
 the engine plays both sides, budget N < 20000 per search (N reset to 128 before each search, as the
@@ -6,7 +6,7 @@ original's main() leaves it), hash table 2^24. Both programs search exactly the 
 script checks that the node counts and the game-level globals (Q O R J Z) agree, search by search.
 
 The C side is the micro-Max 4.5 listing itself, read from a text that holds it (by default the
-copy in engine/data/umax45_keephash.c.txt) with two edits only: the one-token null-move fix
+copy in tools/data/umax45_keephash.c.txt) with two edits only: the one-token null-move fix
 (``P=d<3?-I:`` -> ``P=d<3?I:``, see README) and the root's time control ``N<1e6`` -> ``N<BUDGET``.
 Its ``main()`` (a console loop) is replaced by a driver written here, which zero-fills the hash table
 before the first search (the port's Engine() touches its table too), fills T[] as main() does, and
@@ -137,7 +137,7 @@ def run_port(eng, timed: _TimedD) -> list[tuple[int, float, tuple[int, ...]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m engine cbench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.cbench", description=__doc__.splitlines()[0])
     parser.add_argument("--listing", default=DEFAULT_LISTING, help="text holding the micro-Max 4.5 listing")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--best", action="store_true", help="best of the rounds instead of the median")

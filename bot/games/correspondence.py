@@ -2,7 +2,7 @@
 
 A correspondence game lasts days, so it must not hold what a real-time game holds: a slot of
 `challenge.concurrency`, a hash table, an open game stream. Instead it is *visited*: a visit is an
-ordinary `bot.game.Game` in visit mode, which opens the game's stream, reads the gameFull, moves if
+ordinary `bot.games.game.Game` in visit mode, which opens the game's stream, reads the gameFull, moves if
 it is our turn (with the correspondence budget, `time.correspondence_movetime_ms`), and leaves: the
 stream is closed and the table given back as soon as the move is posted, or at once when it is the
 opponent's turn. A visit to a finished game writes its record and says goodbye, as any game does.
@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.challenges import is_correspondence
+from bot.challenges.policy import is_correspondence
 from bot.lichess import Lichess, LichessError
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """A sandbox run with every service around a game on: the figures of issue 15's closing note.
 
-    python -m bot.services_run [--games 6] [--out DIR]
+    python -m tools.services_run [--games 6] [--out DIR]
 
 The real bot process (`python -m bot --config <tmp yaml>`) plays against the sandbox in this
 process with records, takebacks (one per game), chat commands, spectator greetings and
@@ -35,7 +35,7 @@ import yaml
 
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.opponents import Action, OpponentView, ProposeTakeback, Wait
-from bot.soak import BotProcess
+from tools.soak import BotProcess
 
 RESULT = {"white": "1-0", "black": "0-1", None: "1/2-1/2"}
 
@@ -224,7 +224,7 @@ def run(games: int, out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bot.services_run", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.services_run", description=__doc__.split("\n")[0])
     p.add_argument("--games", type=int, default=6, help="real-time games against humans (plus one BOT)")
     p.add_argument("--out", type=Path, default=None, help="directory for the log and records")
     args = p.parse_args(argv)

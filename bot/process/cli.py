@@ -20,7 +20,6 @@ import logging
 import signal
 import sys
 
-from bot import memory
 from bot.config import (
     CONFIG_PATH_ENV,
     CONFIG_YAML_ENV,
@@ -31,10 +30,22 @@ from bot.config import (
     load_settings,
 )
 from bot.lichess import ClientError, Lichess, LichessError
-from bot.log import add_secret, redact, setup_logging
-from bot.numba_cache import ensure_cache_dir
+from bot.process import memory
+from bot.process.log import add_secret, redact, setup_logging
+from bot.process.numba_cache import ensure_cache_dir
 
 log = logging.getLogger("bot")
+
+EPILOG = """commands:
+  play           play on Lichess (or the server at `url:`) until stopped; the default. With no token
+                 (LICHESS_BOT_TOKEN or `token:`) it plays one game in the local sandbox instead.
+                 Ctrl-C: finish the running games, then exit; twice, or SIGTERM: exit now, the games
+                 resume at the next start
+  upgrade        turn the token's account into a bot account (irreversible; --yes skips the question)
+  check-config   validate the config, print the effective settings and the memory plan
+
+related: python -m engine --help (the UCI engine, bench, compile); python -m bot.sandbox (a local
+Lichess stand-in). Docs: README.md and docs/ (configuration: docs/CONFIGURATION.md)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check-config":
             mem = memory.plan(cfg)
-            from bot.sources import close_all, move_sources  # loads the engine: only when needed
+            from bot.sources.chain import close_all, move_sources  # loads the engine: only when needed
 
             close_all(move_sources(cfg))  # a missing or corrupt book file stops here
             print(dump(cfg), end="")
@@ -60,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             return _upgrade(cfg, assume_yes=args.yes)
         mem = memory.plan(cfg)  # settings that cannot fit this machine stop here, demo or not
         if args.sandbox or not cfg.token:
-            from bot.demo import run_demo
+            from bot.process.demo import run_demo
 
             _setup_logging(cfg, cfg.log_level if args.log_level else "WARNING")
             if not args.sandbox:
@@ -77,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="umax-bot",
-                                description="A Lichess bot playing micro-Max 4.5 (numba port).")
+                                description="A Lichess bot playing micro-Max 4.5 (numba port).",
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     p.add_argument("command", nargs="?", choices=["play", "upgrade", "check-config"], default="play",
                    help="play (default), upgrade the account to a bot account, or check the config")
     p.add_argument("--config", "-c", help=f"YAML config file (default: the file named by {CONFIG_PATH_ENV}, "
@@ -106,7 +118,7 @@ def _fail(message: str) -> int:
 
 
 def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
-    from bot.runner import Runner, StartupError
+    from bot.process.runner import Runner, StartupError
 
     fixed_mmap_threshold()
     runner = Runner(cfg, memory_plan=mem)

@@ -42,7 +42,7 @@ import requests
 
 from bot.config import TABLEBASE_URL, Config
 from bot.lichess import ratelimit, retry_after
-from bot.outside import MoveSource, OutsideMove
+from bot.sources.outside import MoveSource, OutsideMove
 from engine.syzygy import (
     CATEGORIES,
     MoveInfo,
@@ -87,7 +87,7 @@ class Stats:
 
 
 class TablebaseSource:
-    """The online tablebase as a `bot.outside.MoveSource` (module docstring)."""
+    """The online tablebase as a `bot.sources.outside.MoveSource` (module docstring)."""
 
     name = "tablebase"
 
@@ -260,7 +260,7 @@ def outside_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
 
 
 class SyzygySource:
-    """Moves from local Syzygy files (a bot.outside.MoveSource). It answers only for positions the
+    """Moves from local Syzygy files (a bot.sources.outside.MoveSource). It answers only for positions the
     files cover completely (at most `max_pieces` pieces, no castling rights, every table present)
     and never raises for a position it cannot handle. It probes every legal move (python-chess reads
     the files in pure Python: 3 to 90 ms a move with the 3- and 4-piece test tables, more with 6 and

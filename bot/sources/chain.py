@@ -1,6 +1,6 @@
 """The moves from outside the engine that a bot plays, built once from the config and shared by
-every game (see bot/outside.py for the contract), in the order a game asks them: the opening book,
-local Syzygy tables, the online tablebase (bot/tablebase.py).
+every game (see bot/sources/outside.py for the contract), in the order a game asks them: the opening book,
+local Syzygy tables, the online tablebase (bot/sources/tablebase.py).
 
 `move_sources()` opens every file now, so a missing or corrupt book or table is one error at start-up
 that names the key and the file, never a failure in a game. Importing this module loads the engine
@@ -15,8 +15,8 @@ import random
 import chess
 
 from bot.config import BookConfig, Config, ConfigError
-from bot.outside import MoveSource, OutsideMove
-from bot.tablebase import TablesError, build_sources
+from bot.sources.outside import MoveSource, OutsideMove
+from bot.sources.tablebase import TablesError, build_sources
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 a fixed seed) that must keep the zeros, the 429 check and the request kinds it relies on, and
 regression tests for what the soak found.
 
-The full soak is `python -m bot.soak` (see README, "Reliability"); this is the same machinery on a
+The full soak is `python -m tools.soak` (see README, "Reliability"); this is the same machinery on a
 few short games.
 """
 
@@ -34,8 +34,8 @@ from bot.sandbox import (
 )
 from bot.sandbox.chaos import GAME_STATE, GAME_STREAMS, Chaos, ChaosConfig, check_rate_limits, request_kind
 from bot.sandbox.testing import Reader, client_for
-from bot.soak import NORMAL_END, SoakOptions, bot_env, run
 from tests.test_bot_e2e import Bot, make_config
+from tools.soak import NORMAL_END, SoakOptions, bot_env, run
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +80,7 @@ def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
     assert report.exit_code == 0 and report.exit_s is not None and report.exit_s < 20, table
     # Memory: every game's hash table goes with its game. When idle the process is back within half a
     # table of where it started: before the fixes it kept one table per game played (6 here), then
-    # up to 5 tables that glibc kept in its heaps (see bot/cli.py, fixed_mmap_threshold). The peak
+    # up to 5 tables that glibc kept in its heaps (see bot/process/cli.py, fixed_mmap_threshold). The peak
     # may hold one table more than `concurrency` for a moment (the runner frees a slot at gameFinish,
     # and a game whose stream is reconnecting learns that it is over a little later), never two.
     table_kb = report.hash_bytes // 1024
@@ -331,8 +331,8 @@ def test_a_finished_game_lets_go_of_its_hash_table(sandbox, bot_for):
 MMAP_PROBE = """
 import os, sys, threading
 import numpy as np
-from bot.cli import fixed_mmap_threshold
-from bot.soak import read_status_kb
+from bot.process.cli import fixed_mmap_threshold
+from tools.soak import read_status_kb
 if sys.argv[1] == "fixed" and not fixed_mmap_threshold():
     print("not glibc")
     sys.exit(0)
@@ -351,7 +351,7 @@ print((read_status_kb(os.getpid())[0] - base) // 1024)
 def test_freed_tables_go_back_to_the_system():
     """Soak finding 3: with glibc's own mmap threshold, tables below 32 MiB freed by finished games
     stayed resident (the threshold rises to the size of each large block freed). The bot fixes it
-    at start (bot/cli.py); each probe runs in a fresh process."""
+    at start (bot/process/cli.py); each probe runs in a fresh process."""
 
     def kept_mib(mode: str) -> str:
         return subprocess.run([sys.executable, "-c", MMAP_PROBE, mode], capture_output=True, text=True,

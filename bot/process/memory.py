@@ -2,7 +2,7 @@
 
 A dyno has 512 MB or 1 GB, and past it the platform swaps (the engine slows to a crawl and loses on
 time) and then kills the process. The hash tables are the only large, configurable part, and the
-bot allocates them all at start-up (`bot.tables`), so its footprint is known in advance:
+bot allocates them all at start-up (`bot.process.tables`), so its footprint is known in advance:
 
     about BOT_BASE_MB for Python, numba, the search and the client
     + PER_GAME_MB for each game's thread, board and stream
@@ -22,7 +22,7 @@ from pathlib import Path
 from bot.config import Config, ConfigError
 
 MIB = 2**20
-# Rounded up from `python -m bot.soak --fault-rate 0 --tc 30+0 --hash-total-mb 1 --concurrency 2`
+# Rounded up from `python -m tools.soak --fault-rate 0 --tc 30+0 --hash-total-mb 1 --concurrency 2`
 # (2026-11-21): 155 MiB idle with the search loaded and two tiny tables, 156 MiB peak with two games
 # running. With the defaults the estimate is 212 MiB for one game and 216 for two, against 203 MiB
 # measured for each (README, "Deploying to a dyno").

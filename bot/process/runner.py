@@ -20,9 +20,9 @@ oldest first) instead of being declined: it is accepted as soon as a slot frees,
 when the challenger withdraws it, and is declined `later` only when the queue is full or it has
 waited `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
 The matchmaker's own challenge holds a slot too (`Slots.reserve`, taken before it is sent), so the
-two never start more games than `challenge.concurrency` together (bot/matchmaking.py).
+two never start more games than `challenge.concurrency` together (bot/challenges/matchmaking.py).
 Correspondence games hold no slot: they count against `challenge.correspondence_concurrency` and
-are visited once per move (bot/correspondence.py).
+are visited once per move (bot/games/correspondence.py).
 
 Two ways to stop. `request_stop()` (SIGTERM, a dyno restart): no new challenges, running searches
 finish their move (within `game.shutdown_grace_s`), and the process exits; the games go on on the
@@ -43,10 +43,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from bot.challenges import Decision, decide, describe, is_correspondence
+from bot.challenges.matchmaking import Matchmaker
+from bot.challenges.policy import Decision, decide, describe, is_correspondence
+from bot.challenges.slots import Slots
 from bot.config import Config, ConfigError
-from bot.correspondence import Correspondence
-from bot.game import Game
+from bot.games.correspondence import Correspondence
+from bot.games.game import Game
+from bot.games.position import EngineLike
+from bot.games.records import MoveNote
 from bot.lichess import (
     BotQuota,
     ClientError,
@@ -57,19 +61,13 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
-from bot.matchmaking import Matchmaker
-from bot.memory import MemoryPlan
-from bot.outside import MoveSource
-from bot.position import EngineLike
-from bot.records import MoveNote
-from bot.sources import close_all, move_sources
-from bot.tables import TablePool
+from bot.process.memory import MemoryPlan
+from bot.process.tables import TablePool
+from bot.sources.chain import close_all, move_sources
+from bot.sources.outside import MoveSource
 
 log = logging.getLogger(__name__)
 
-# An accepted challenge whose game never started (cancelled at the last moment) frees its slot
-# after this long.
-RESERVATION_TTL_S = 60.0
 # Lichess game and challenge ids are 8 (or 12) letters and digits; anything else in an event is
 # unusable (and must not become part of a request path).
 ID = re.compile(r"[A-Za-z0-9]{1,32}")
@@ -91,97 +89,6 @@ def event_id(obj: Any, *keys: str) -> str | None:
 
 class StartupError(Exception):
     """The bot cannot run with this token/account: one line for the user, exit code 2."""
-
-
-class Slots:
-    """Games in progress, counted exactly: ids of accepted challenges, running games, and the
-    matchmaker's own challenge while it waits for an answer (`reserve`)."""
-
-    def __init__(self, limit: int, on_release: Callable[[], None] | None = None):
-        self.limit = limit
-        self._lock = threading.Lock()
-        self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
-        self._pending: set[str] = set()  # our own challenges: no expiry, the matchmaker releases them
-        self._on_release = on_release  # a slot may have freed: wakes the challenge desk
-
-    def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision:
-        """Decide with the current count and, if accepted, take the slot, both under the lock."""
-        with self._lock:
-            self._expire()
-            decision = decide_with(self._count())
-            if decision.accept:
-                self._held[cid] = time.monotonic()
-            return decision
-
-    def reserve(self, key: str) -> bool:
-        """Take a slot for a challenge of ours before it is sent, if one is free (no expiry: the
-        matchmaker owns it). `rekey` names it by the challenge id once Lichess gives one; the gameStart
-        of that id (`hold`) turns it into the game's slot (on Lichess the game id is the challenge id),
-        and `unreserve` gives it back when the challenge is declined, cancelled or timed out."""
-        with self._lock:
-            self._expire()
-            if self._count() >= self.limit:
-                return False
-            self._pending.add(key)
-            return True
-
-    def rekey(self, old: str, new: str) -> None:
-        """Our reserved challenge got its id. If its game already started (`hold` came first), the game's
-        slot is the one that stays."""
-        with self._lock:
-            if old in self._pending:
-                self._pending.discard(old)
-                if new not in self._held:
-                    self._pending.add(new)
-
-    def unreserve(self, key: str) -> None:
-        """Give back the slot of our own challenge; a game that started from it keeps its slot."""
-        with self._lock:
-            self._pending.discard(key)
-        if self._on_release is not None:
-            self._on_release()
-
-    def holds(self, key: str) -> bool:
-        """True when an accepted challenge or a game of this id holds a slot."""
-        with self._lock:
-            return key in self._held
-
-    def running(self, gid: str) -> bool:
-        """True when a game of this id holds a slot."""
-        with self._lock:
-            return gid in self._held and self._held[gid] is None
-
-    def hold(self, gid: str) -> None:
-        """A game runs: keep (or take) its slot; our challenge's reservation of the same id carries over.
-        Games already in progress count even over the limit."""
-        with self._lock:
-            self._pending.discard(gid)
-            self._held[gid] = None
-
-    def release(self, gid: str) -> None:
-        with self._lock:
-            self._held.pop(gid, None)
-            self._pending.discard(gid)
-        if self._on_release is not None:
-            self._on_release()
-
-    def free(self) -> bool:
-        return self.count() < self.limit
-
-    def count(self) -> int:
-        with self._lock:
-            self._expire()
-            return self._count()
-
-    def _count(self) -> int:
-        return len(self._held) + len(self._pending)
-
-    def _expire(self) -> None:
-        now = time.monotonic()
-        for gid, since in list(self._held.items()):
-            if since is not None and now - since > RESERVATION_TTL_S:
-                log.warning("challenge %s was accepted but its game never started; freeing its slot", gid)
-                del self._held[gid]
 
 
 class Runner:
@@ -207,7 +114,7 @@ class Runner:
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games_played = 0
         # Per game id, kept while the game is not over, so that they outlive a correspondence visit
-        # and a reopened stream (bot/game.py): the takebacks accepted, and the record's move notes.
+        # and a reopened stream (bot/games/game.py): the takebacks accepted, and the record's move notes.
         self.takebacks: dict[str, int] = {}
         self.move_notes: dict[str, dict[int, MoveNote]] = {}
         self.me = ""
@@ -344,7 +251,7 @@ class Runner:
                  self.cfg.engine.hash_total_mb, self.cfg.challenge.concurrency)
 
     def _make_sources(self) -> None:
-        """The moves from outside the engine every game asks (bot/sources.py): a file that cannot be
+        """The moves from outside the engine every game asks (bot/sources/chain.py): a file that cannot be
         opened stops the start in one line."""
         try:
             self.sources = move_sources(self.cfg)
@@ -652,7 +559,7 @@ class Runner:
 
     def start_game(self, gid: str, info: dict[str, Any] | None = None) -> None:
         """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time
-        game gets a slot and a thread; a correspondence game is handed to bot/correspondence.py."""
+        game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py."""
         if is_correspondence(info):
             self.slots.release(gid)  # a slot our matchmaker reserved for its challenge is not needed
             if gid not in self.correspondence.known():
@@ -694,7 +601,7 @@ class Runner:
             self.drain(f"{started} game(s) started (game.quit_after_games {self.max_games})")
 
     def _visit(self, gid: str) -> bool:
-        """Start a visit to a correspondence game (bot/correspondence.py): no slot, a table only while
+        """Start a visit to a correspondence game (bot/games/correspondence.py): no slot, a table only while
         the visit runs, no pondering. False when shutting down or a visit of this game runs."""
         with self._games_lock:
             if self.stop.is_set():
@@ -735,7 +642,7 @@ class Runner:
             return  # not over on the server: a restart (or its next gameStart) resumes it
         self.slots.release(game.id)
         with self._games_lock:
-            self.takebacks.pop(game.id, None)   # over: its record is written (bot/game.py _game_over)
+            self.takebacks.pop(game.id, None)   # over: its record is written (bot/games/game.py _game_over)
             self.move_notes.pop(game.id, None)
             if self.games.get(game.id) is game:
                 del self.games[game.id]

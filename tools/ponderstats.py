@@ -1,8 +1,8 @@
-"""``python -m engine ponder-stats``: how often pondering hits, and what a hit saves.
+"""``python -m tools.ponderstats``: how often pondering hits, and what a hit saves.
 
 The engine plays itself in-process: engine A ponders (``Engine.expected_reply()`` then
 ``ponder()``; ``ponderhit()`` when B plays the expected move, ``ponder_miss()`` otherwise), engine
-B does not; colours alternate over the built-in openings of ``engine/match.py``. Both use the time
+B does not; colours alternate over the built-in openings of ``tools/match.py``. Both use the time
 manager on simulated clocks (each side is charged the wall time of its own calls). Printed:
 
 * hit rate: hits / ponder searches started (and how often A had no expected reply at all);
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import chess
 
 from engine import Engine, SearchResult
-from engine.match import OPENINGS, opening_board, parse_tc
 from engine.timeman import Clock, Limits, TimeParams, allocate
+from tools.match import OPENINGS, opening_board, parse_tc
 
 
 @dataclass
@@ -146,7 +146,7 @@ def a_move(a: Side, board: chess.Board, stats: Stats, started: float) -> SearchR
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m engine ponder-stats", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tools.ponderstats", description=__doc__.split("\n\n")[0])
     p.add_argument("--games", type=int, default=4)
     p.add_argument("--tc", default="10+0.1", help="BASE+INC in seconds (default 10+0.1)")
     p.add_argument("--hash-bits", type=int, default=20)

@@ -46,7 +46,7 @@ from bot.config import MatchmakingConfig
 from bot.lichess import BotQuota, ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bot.runner import Slots
+    from bot.challenges.slots import Slots
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 import chess
 
 from bot.config import ChallengeConfig, Config
-from bot.runner import Runner
+from bot.process.runner import Runner
 from engine.board import rules_board
 
 if TYPE_CHECKING:

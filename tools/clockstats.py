@@ -1,7 +1,7 @@
 """How a match's engine used its clock, read from the PGN, and what other time-manager settings would
-have left: ``python -m engine clockstats PGN... [--engine umax] [--try 20 ...]``.
+have left: ``python -m tools.clockstats PGN... [--engine umax] [--try 20 ...]``.
 
-For each PGN file written by ``python -m engine match`` (its ``%emt`` and ``%clk`` comments), for the
+For each PGN file written by ``python -m tools.match`` (its ``%emt`` and ``%clk`` comments), for the
 engine named ``--engine`` (or, when no player has exactly that name, the one player whose name starts
 with it; a game that names both players by the prefix is an error, a game without it is skipped):
 games, the mean and median time per move, the longest move, the median and lowest of each game's
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import chess.pgn
 
-from engine.match import parse_tc
 from engine.timeman import HORIZON, Clock, TimeParams, allocate
+from tools.match import parse_tc
 
 
 @dataclass
@@ -104,8 +104,8 @@ def replay(game: GameClock, base_ms: float, inc_ms: float, old: TimeParams,
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m engine clockstats", description=__doc__.split("\n")[0])
-    p.add_argument("pgn", nargs="+", help="PGN files written by python -m engine match")
+    p = argparse.ArgumentParser(prog="python -m tools.clockstats", description=__doc__.split("\n")[0])
+    p.add_argument("pgn", nargs="+", help="PGN files written by python -m tools.match")
     p.add_argument("--engine", default="umax",
                    help="the player of this name, or the one whose name starts with it (default umax)")
     p.add_argument("--try", dest="tries", action="append", type=int, default=[], metavar="HORIZON",

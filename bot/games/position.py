@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import chess
 
-from bot.outside import MoveSource, OutsideMove
+from bot.sources.outside import MoveSource, OutsideMove
 from engine import require_move
 from engine.board import move_text, rules_board
 from engine.timeman import Limits
@@ -73,7 +73,7 @@ class GamePosition:
     def __init__(self, engine: EngineLike, label: str, sources: tuple[MoveSource, ...] = ()):
         self.engine = engine
         self.label = label  # for the log: "game <id>"
-        self.sources = sources  # asked in turn before the engine searches (bot.outside)
+        self.sources = sources  # asked in turn before the engine searches (bot.sources.outside)
         self.initial_fen: str | None = None
         self.board = chess.Board()
         self._raw: list[str] = []  # the server's moves as sent (castling may be e1h1)

@@ -1,22 +1,22 @@
 """One game, in its own thread: game stream -> position -> engine -> move POST.
 
 The thread reads the game's stream (reopened whenever it breaks), follows the server's moves
-(`bot.position`), thinks when it is our turn within the limits of the one time manager
+(`bot.games.position`), thinks when it is our turn within the limits of the one time manager
 (`engine.timeman`, shared with the UCI front-end) and posts
 the move, logging the time from receiving the gameState to the POST leaving. Around that: draw
 offers and answers and resignation by the score rule, the opponent's takeback offers answered by
 the `takeback` rule, an abort when the opponent never makes a first move, a claim of victory when
-the opponent has left, and the chat (`bot.chat`): a greeting and a goodbye in both rooms, and the
+the opponent has left, and the chat (`bot.games.chat`): a greeting and a goodbye in both rooms, and the
 answers to commands, queued for the game's chat sender so that no chat request ever delays a move.
 
 Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
 before we think when it is our turn; a state from before our own move is not answered (our move
 ended the offer). Lichess undoes 2 plies when the offer was made on the proposer's own turn, else 1;
-when the server's move list gets shorter, the engine takes the moves back (`bot.position`) and what
+when the server's move list gets shorter, the engine takes the moves back (`bot.games.position`) and what
 the game noted about the plies taken back goes (our last move's ply, scores, record notes, the draw
 answer), so the bot moves again where it had moved before.
 
-A correspondence game is played in *visits* (`visit=True`, started by bot/correspondence.py): the
+A correspondence game is played in *visits* (`visit=True`, started by bot/games/correspondence.py): the
 thread reads the game's state, moves if it is our turn, and ends as soon as it is the opponent's
 turn, giving back its table and closing the stream; the game is not over for it.
 
@@ -39,11 +39,13 @@ from typing import Any
 
 import chess
 
-from bot import chat, records
+from bot.games import chat
+
+from bot.games import records
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
-from bot.outside import MoveSource
-from bot.position import EngineLike, GamePosition
+from bot.sources.outside import MoveSource
+from bot.games.position import EngineLike, GamePosition
 from engine import timeman
 from engine.board import PAWN
 
@@ -94,7 +96,7 @@ class Game:
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
         self._new_engine = new_engine
-        self._sources = sources  # book, tablebase: asked before the engine (bot.outside)
+        self._sources = sources  # book, tablebase: asked before the engine (bot.sources.outside)
         self._may_ponder = may_ponder  # the runner's rule: engine.ponder on, and no other game running
         self._give_back = give_back  # returns the engine's hash table to the runner's pool
         self._shutdown = shutdown
@@ -132,7 +134,7 @@ class Game:
         self._last_offer_ply = -10**6
         self._draw_answered_ply = -1
         # Takebacks accepted per game id: the runner's, so that the count outlives a correspondence
-        # visit and a reopened stream (bot/runner.py); a game of its own without one.
+        # visit and a reopened stream (bot/process/runner.py); a game of its own without one.
         self._takeback_counts: dict[str, int] = takeback_counts if takeback_counts is not None else {}
         self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
@@ -738,7 +740,7 @@ class Game:
         self._stream_stop.set()
 
     def _write_record(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:
-        """The PGN of the game (bot.records): after the slot and the engine are free; a failed write
+        """The PGN of the game (bot.games.records): after the slot and the engine are free; a failed write
         is one warning there. A game we never set up (no gameFull, a variant we cannot play) has
         nothing worth keeping."""
         if self._recorded or not self._playable:

@@ -1,0 +1,114 @@
+"""Game slots: how many games run, counted exactly under one lock.
+
+A slot is taken when a challenge is accepted (before the POST, so a burst of challenges cannot
+overshoot), kept while the game runs, and freed at gameFinish or when the game's thread ends. The
+matchmaker's own challenge holds one too (`reserve`, taken before it is sent), so incoming challenges
+and our own never start more games than `challenge.concurrency` together. The main loop
+(bot/process/runner.py) owns the Slots; the matchmaker (bot/challenges/matchmaking.py) is lent them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from bot.challenges.policy import Decision
+
+log = logging.getLogger(__name__)
+
+# An accepted challenge whose game never started (cancelled at the last moment) frees its slot
+# after this long.
+RESERVATION_TTL_S = 60.0
+
+
+class Slots:
+    """Games in progress, counted exactly: ids of accepted challenges, running games, and the
+    matchmaker's own challenge while it waits for an answer (`reserve`)."""
+
+    def __init__(self, limit: int, on_release: Callable[[], None] | None = None):
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
+        self._pending: set[str] = set()  # our own challenges: no expiry, the matchmaker releases them
+        self._on_release = on_release  # a slot may have freed: wakes the challenge desk
+
+    def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision:
+        """Decide with the current count and, if accepted, take the slot, both under the lock."""
+        with self._lock:
+            self._expire()
+            decision = decide_with(self._count())
+            if decision.accept:
+                self._held[cid] = time.monotonic()
+            return decision
+
+    def reserve(self, key: str) -> bool:
+        """Take a slot for a challenge of ours before it is sent, if one is free (no expiry: the
+        matchmaker owns it). `rekey` names it by the challenge id once Lichess gives one; the gameStart
+        of that id (`hold`) turns it into the game's slot (on Lichess the game id is the challenge id),
+        and `unreserve` gives it back when the challenge is declined, cancelled or timed out."""
+        with self._lock:
+            self._expire()
+            if self._count() >= self.limit:
+                return False
+            self._pending.add(key)
+            return True
+
+    def rekey(self, old: str, new: str) -> None:
+        """Our reserved challenge got its id. If its game already started (`hold` came first), the game's
+        slot is the one that stays."""
+        with self._lock:
+            if old in self._pending:
+                self._pending.discard(old)
+                if new not in self._held:
+                    self._pending.add(new)
+
+    def unreserve(self, key: str) -> None:
+        """Give back the slot of our own challenge; a game that started from it keeps its slot."""
+        with self._lock:
+            self._pending.discard(key)
+        if self._on_release is not None:
+            self._on_release()
+
+    def holds(self, key: str) -> bool:
+        """True when an accepted challenge or a game of this id holds a slot."""
+        with self._lock:
+            return key in self._held
+
+    def running(self, gid: str) -> bool:
+        """True when a game of this id holds a slot."""
+        with self._lock:
+            return gid in self._held and self._held[gid] is None
+
+    def hold(self, gid: str) -> None:
+        """A game runs: keep (or take) its slot; our challenge's reservation of the same id carries over.
+        Games already in progress count even over the limit."""
+        with self._lock:
+            self._pending.discard(gid)
+            self._held[gid] = None
+
+    def release(self, gid: str) -> None:
+        with self._lock:
+            self._held.pop(gid, None)
+            self._pending.discard(gid)
+        if self._on_release is not None:
+            self._on_release()
+
+    def free(self) -> bool:
+        return self.count() < self.limit
+
+    def count(self) -> int:
+        with self._lock:
+            self._expire()
+            return self._count()
+
+    def _count(self) -> int:
+        return len(self._held) + len(self._pending)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for gid, since in list(self._held.items()):
+            if since is not None and now - since > RESERVATION_TTL_S:
+                log.warning("challenge %s was accepted but its game never started; freeing its slot", gid)
+                del self._held[gid]
