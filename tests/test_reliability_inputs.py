@@ -1,8 +1,8 @@
 """Bad configurations: each gives one line naming the key (and the nearest valid key when misspelt),
 exit code 2 and never a traceback, through `check-config` and through the normal start.
 
-`CASES` is the table in README.md (`### Bad input`); it is checked against what the bot really prints.
-To regenerate the README rows after a message changes:
+`CASES` is the table in docs/RELIABILITY.md (`### A bad configuration`); it is checked against what the bot
+really prints. To regenerate the table's rows after a message changes:
 
     .venv/bin/python -m tests.test_reliability_inputs
 """
@@ -29,10 +29,10 @@ CONFIG = "bad.yml"  # the file name the table shows: the commands run in the fil
 
 @dataclass(frozen=True)
 class Case:
-    what: str  # the kind of mistake (README's first column)
+    what: str  # the kind of mistake (the table's first column)
     text: str | bytes  # the file's content
     words: tuple[str, ...]  # must all be in the message: the key, what is wrong, the suggestion
-    shown: str | None = None  # how README shows the content when it is too long or not text
+    shown: str | None = None  # how the table shows the content when it is too long or not text
     env: tuple[tuple[str, str], ...] = ()
 
 
@@ -203,7 +203,7 @@ def _snippet(case: Case) -> str:
 
 
 def table_rows(directory: Path) -> list[str]:
-    """The README table: what, the file (newlines as \\n), the line the bot printed."""
+    """The docs table: what, the file (newlines as \\n), the line the bot printed."""
     rows = ["| mistake | `bad.yml` (`\\n` = new line) | what `python -m bot check-config --config bad.yml` "
             "prints (exit code 2) |", "|---|---|---|"]
     for case in CASES:
@@ -227,12 +227,13 @@ def test_bad_config_gives_one_line_and_exit_2(tmp_path, case):
     assert one_line(tmp_path, case, []) == line
 
 
-def test_readme_table_is_what_the_bot_prints(tmp_path):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "### Bad input" in readme
-    section = readme.split("### Bad input", 1)[1].split("\n#", 1)[0]
+def test_docs_table_is_what_the_bot_prints(tmp_path):
+    page = (ROOT / "docs" / "RELIABILITY.md").read_text(encoding="utf-8")
+    assert "### A bad configuration" in page
+    section = page.split("### A bad configuration", 1)[1].split("\n#", 1)[0]
     rows = table_rows(tmp_path)
-    assert "\n".join(rows) in section, "README's table is stale: run python -m tests.test_reliability_inputs"
+    assert "\n".join(rows) in section, \
+        "docs/RELIABILITY.md's table is stale: run python -m tests.test_reliability_inputs"
 
 
 def test_suggestions_name_the_nearest_key_of_the_right_section(tmp_path):
@@ -242,7 +243,7 @@ def test_suggestions_name_the_nearest_key_of_the_right_section(tmp_path):
     assert "valid keys here: move_overhead_ms" in line
 
 
-# ---------------------------------------------------------------- no token: what README promises
+# ---------------------------------------------------------------- no token: what the docs promise
 
 
 def test_missing_token_check_config_says_so_and_passes(tmp_path):
@@ -265,7 +266,7 @@ def test_missing_token_upgrade_is_one_line_exit_2(tmp_path):
 
 
 def test_missing_token_normal_start_plays_the_sandbox_demo(tmp_path, monkeypatch):
-    # README: "No token at all = the local sandbox demo" (and nothing is sent to lichess.org).
+    # docs/RELIABILITY.md: no token at all = the local sandbox demo (and nothing is sent to lichess.org).
     played = []
     monkeypatch.setattr("bot.process.demo.run_demo", lambda cfg: played.append(cfg) or 0)
     monkeypatch.setattr(cli, "setup_logging", lambda *a, **k: None)

@@ -2,7 +2,7 @@
 a fixed seed) that must keep the zeros, the 429 check and the request kinds it relies on, and
 regression tests for what the soak found.
 
-The full soak is `python -m tools.soak` (see README, "Reliability"); this is the same machinery on a
+The full soak is `python -m tools.soak` (see docs/RELIABILITY.md); this is the same machinery on a
 few short games.
 """
 
