@@ -232,3 +232,50 @@ def test_a_row_that_contradicts_the_schema_is_reported(tmp_path, change, expecte
     copy.write_text(text.replace(old, new), encoding="utf-8")
     problems = page_problems(copy)
     assert any(p.startswith(expected) for p in problems), problems
+
+
+# ---------------------------------------------------------------- links between the owner's pages
+
+OWNER_PAGES = ("CONFIGURATION.md", "FEATURES.md", "ACCOUNT.md")
+# The docs pages by task (some written beside these) and the two that stay.
+DOCS_PAGES = {*OWNER_PAGES, "INSTALL.md", "DEPLOY.md", "ENGINE.md", "PERFORMANCE.md", "RELIABILITY.md",
+              "DEVELOPMENT.md", "LICHESS.md", "CONTRACTS.md"}
+
+
+def anchors(page: Path) -> set[str]:
+    """GitHub's anchors for a page's headings: lower case, punctuation dropped, spaces to hyphens."""
+    heads = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+
+def broken_links(page: Path) -> list[str]:
+    """Links from `page` to a docs page that is not one of DOCS_PAGES, or to a heading of one of the
+    owner's pages (or of LICHESS.md, CONTRACTS.md) that is not there."""
+    problems = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+        if "://" in target or target.startswith("../"):
+            continue
+        name, _, anchor = target.partition("#")
+        name = name or page.name
+        if name not in DOCS_PAGES:
+            problems.append(f"{page.name}: link to {target}: no such docs page")
+        elif anchor and (page.parent / name).exists() and anchor not in anchors(page.parent / name):
+            problems.append(f"{page.name}: link to {target}: no such heading")
+    return problems
+
+
+@pytest.mark.parametrize("name", OWNER_PAGES)
+def test_links_name_docs_pages_and_headings_that_exist(name):
+    page = ROOT / "docs" / name
+    assert page.exists()
+    assert broken_links(page) == []
+
+
+def test_a_link_to_a_missing_heading_is_reported(tmp_path):
+    for name in ("CONFIGURATION.md", "FEATURES.md"):
+        (tmp_path / name).write_text((ROOT / "docs" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    page = tmp_path / "FEATURES.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\n[x](CONFIGURATION.md#no-such-section) "
+                    "[y](FEATURE.md)\n", encoding="utf-8")
+    assert broken_links(page) == ["FEATURES.md: link to CONFIGURATION.md#no-such-section: no such heading",
+                                  "FEATURES.md: link to FEATURE.md: no such docs page"]
