@@ -24,7 +24,7 @@ Pondering contract (the methods are on ``Engine``; the state they share is ``Pon
   The limits count from ``since`` (a ``time.monotonic()`` value), by default from the call: the
   time spent pondering is earned, not charged to this move, which gets its whole allotment on top
   (the UCI front-end passes the moment ``ponderhit`` arrived). Why: that is the rule the match line
-  (c) measured (README, "Pondering and the time rule in matches"); charging the pondered time
+  (c) measured (docs/PERFORMANCE.md, "Pondering and the time rule in matches"); charging the pondered time
   instead makes most hits answer at once and leaves the saved time on a clock that the time
   manager already ends games with unused (line (b)). ``SearchResult.time_ms`` counts from the
   ponder start.

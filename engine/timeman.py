@@ -29,7 +29,8 @@ Why 30: a shorter horizon was measured and did not help (with the adaptive rules
 game still ended at a median 4.6 s of its 10 s; without them it ends at 1.8 s). Horizon 15
 whenever the increment paid the move overhead spent 19 % more a move (0.216 s against 0.181 s,
 lowest clock 2.2 s) and scored 26.8 % against Fairy-Max in 200 games, against 28.3 % in 150
-(README, "Pondering and the time rule in matches"): a few more milliseconds rarely complete another
+(docs/PERFORMANCE.md, "Pondering and the time rule in matches"): a few more milliseconds rarely
+complete another
 iteration, each costing several times the one before. And without an increment a shorter horizon
 is unsafe: the pool spent early leaves a long game at the 5 ms floor, where each move's latency eats
 the reserve (a 1+0 game at horizon 20 has 3.3 s at move 101 in the test model, too little for the

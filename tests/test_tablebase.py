@@ -401,7 +401,7 @@ def test_sources_are_local_tables_first_then_the_online_service(sb):
 
 
 def test_zz_figures_of_the_client_tests(capsys):
-    # Run last in this file: what the client tests measured (README "Tablebases"), and its bounds.
+    # Run last in this file: what the client tests measured (docs/FEATURES.md, "Tablebases"), and its bounds.
     assert FIGURES["moves"] == FIGURES["positions"] == len(POSITIONS)
     assert FIGURES["worst_ms"] <= 1000 + SLACK_MS  # no wait beyond the longest limit used (1 s)
     with capsys.disabled():

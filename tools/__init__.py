@@ -11,6 +11,6 @@ Each is a module run from a checkout with ``python -m tools.NAME`` (``--help`` f
 - ``services_run``: a sandbox run with every service around a game on;
 - ``variety_run``: how many different openings the bot plays against an opponent that never varies.
 
-``bin/strength`` runs the strength lines of docs/PERFORMANCE.md through ``tools.match``. What a user
+``tools/strength`` runs the strength lines of docs/PERFORMANCE.md through ``tools.match``. What a user
 runs (the bot, the UCI engine, ``python -m engine bench``) stays in ``bot`` and ``engine``.
 """

@@ -7,7 +7,8 @@ script checks that the node counts and the game-level globals (Q O R J Z) agree,
 
 The C side is the micro-Max 4.5 listing itself, read from a text that holds it (by default the
 copy in tools/data/umax45_keephash.c.txt) with two edits only: the one-token null-move fix
-(``P=d<3?-I:`` -> ``P=d<3?I:``, see README) and the root's time control ``N<1e6`` -> ``N<BUDGET``.
+(``P=d<3?-I:`` -> ``P=d<3?I:``, see docs/PERFORMANCE.md) and the root's time control ``N<1e6`` ->
+``N<BUDGET``.
 Its ``main()`` (a console loop) is replaced by a driver written here, which zero-fills the hash table
 before the first search (the port's Engine() touches its table too), fills T[] as main() does, and
 times each search by the process's CPU time around the D() call. The listing is compiled with

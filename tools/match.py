@@ -46,7 +46,7 @@ long lines (200 games at 60+0.6 take hours) can be run in pieces. A game is comp
 ``PlyCount`` matches its moves: a run killed while writing leaves its last game cut, and that game
 is played again. The PGN must be of the same time control and hold no game past ``--games`` (both
 checked: the file is rewritten) and, for the figures to mean anything, of the same engines, options
-and commit (not checked: the caller's affair; ``bin/strength`` checks the commit).
+and commit (not checked: the caller's affair; ``tools/strength`` checks the commit).
 
 Output: one line per finished game on stderr; then on stdout, from engine 1's side::
 

@@ -25,7 +25,7 @@ MIB = 2**20
 # Rounded up from `python -m tools.soak --fault-rate 0 --tc 30+0 --hash-total-mb 1 --concurrency 2`
 # (2026-11-21): 155 MiB idle with the search loaded and two tiny tables, 156 MiB peak with two games
 # running. With the defaults the estimate is 212 MiB for one game and 216 for two, against 203 MiB
-# measured for each (README, "Deploying to a dyno").
+# measured for each (docs/DEPLOY.md).
 BOT_BASE_MB = 160
 PER_GAME_MB = 4
 # cgroup v2, then v1 (Heroku's dynos and Docker before 20.10). v1 reports about 2**63 when there is no

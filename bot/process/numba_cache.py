@@ -2,8 +2,8 @@
 
 numba's own first choice is ``engine/__pycache__`` beside the source. That cache is found again after
 the code tree moves (it is named after the file, not its absolute path), so a cache compiled at build
-time travels with a dyno's slug from the build directory to /app (measured; README "Deploying to a
-dyno"). A cache under NUMBA_CACHE_DIR is named after the source's absolute path, so it does not
+time travels with a dyno's slug from the build directory to /app (measured; docs/DEPLOY.md). A cache
+under NUMBA_CACHE_DIR is named after the source's absolute path, so it does not
 survive that move; it is the right place when the code's folder is read-only.
 
 So: a NUMBA_CACHE_DIR the user set is kept; else engine/__pycache__ if it can be written; else the
