@@ -30,11 +30,10 @@ game still ended at a median 4.6 s of its 10 s; without them it ends at 1.8 s). 
 whenever the increment paid the move overhead spent 19 % more a move (0.216 s against 0.181 s,
 lowest clock 2.2 s) and scored 26.8 % against Fairy-Max in 200 games, against 28.3 % in 150
 (docs/PERFORMANCE.md, "Pondering and the time rule in matches"): a few more milliseconds rarely
-complete another
-iteration, each costing several times the one before. And without an increment a shorter horizon
-is unsafe: the pool spent early leaves a long game at the 5 ms floor, where each move's latency eats
-the reserve (a 1+0 game at horizon 20 has 3.3 s at move 101 in the test model, too little for the
-3.5 s stall below).
+complete another iteration, each costing several times the one before. And without an increment a
+shorter horizon is unsafe: the pool spent early leaves a long game at the 5 ms floor, where each
+move's latency eats the reserve (a 1+0 game at horizon 20 has 3.3 s at move 101 in the test model,
+too little for the 3.5 s stall below).
 
 So a move never plans to spend more than ``left - overhead - reserve`` (beyond the 5 ms floor):
 the reserve is never touched by the plan, and the pool shrinks geometrically towards it. Why a
