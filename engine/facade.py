@@ -44,6 +44,7 @@ from engine.search import (
     D,
     I,
 )
+from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES, HelperPool
 from engine.timeman import Limits
 
 NO_LIMIT = 1 << 62
@@ -103,9 +104,10 @@ class Engine:
     """
 
     def __init__(self, hash_bits: int = 24, key_table: object = None,
-                 table: np.ndarray | None = None) -> None:
+                 table: np.ndarray | None = None, threads: int = 1) -> None:
         """A new engine with a table of 2**hash_bits entries, or on `table` (from `new_table()`, maybe
-        used by an earlier game: it is cleared here, so one table can serve game after game)."""
+        used by an earlier game: it is cleared here, so one table can serve game after game).
+        ``threads``: the threads of each search (1: the main thread alone; see engine/smp.py)."""
         if table is not None:
             if table.dtype != HASH_DTYPE or table.ndim != 1 or table.size & (table.size - 1):
                 raise ValueError("table must be a 1-D array of HASH_DTYPE from new_table()")
@@ -126,7 +128,41 @@ class Engine:
         # game-level globals, to put back on take_back().
         self._history: list[tuple[np.ndarray, np.ndarray]] = []
         self._ponder: PonderState | None = None
+        self._pool: HelperPool | None = None
+        self.threads = threads
+        self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
         self.new_game()
+
+    @property
+    def threads(self) -> int:
+        """Threads per search: the main thread, which runs D() as with one, and threads - 1 helpers."""
+        return 1 if self._pool is None else self._pool.count + 1
+
+    @threads.setter
+    def threads(self, count: int) -> None:
+        self.set_threads(count)
+
+    @property
+    def thread_scheme(self) -> str:
+        """How the helpers search (engine/smp.py SCHEMES)."""
+        return self._scheme
+
+    def set_threads(self, count: int, scheme: str | None = None) -> None:
+        """Threads per search from the next search on, and (for measurements) the helpers' scheme."""
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
+            raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {count!r}")
+        scheme = getattr(self, "_scheme", DEFAULT_SCHEME) if scheme is None else scheme
+        if scheme not in SCHEMES:
+            raise ValueError(f"thread scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        self._refuse_while_pondering()
+        with self._lock:
+            self._scheme = scheme
+            self._pool = None if count == 1 else HelperPool(count - 1, scheme)
+
+    @property
+    def helper_nodes(self) -> int:
+        """Nodes the helpers searched in the last search (0 with one thread)."""
+        return 0 if self._pool is None else self._pool.nodes
 
     @property
     def hash_bytes(self) -> int:
@@ -264,6 +300,17 @@ class Engine:
         entry["K"], entry["V"], entry["D"], entry["X"], entry["Y"] = int(g[G_Z]), 0, 99, -120, 0
         self._table_used = True
 
+    def _relock(self, before_g: np.ndarray) -> None:
+        """The draw lock the root wrote when it played its move, written again once the helpers have
+        stopped: a helper that read the root's entry just before the lock may have stored over it.
+        The best-move square the root left is kept (engine/ponder.py restores it on a ponder miss)."""
+        slot, z = self._position_key(before_g)
+        entry = self._hash[slot]
+        if int(entry["K"]) == z and int(entry["D"]) == 99 and int(entry["V"]) == 0:
+            return
+        x = int(entry["X"]) & 0x77 if int(entry["K"]) == z else 0
+        entry["K"], entry["V"], entry["D"], entry["X"] = z, 0, 99, (x | 0x88) - 256  # both bound flags
+
     def _underpromote(self, y: int, piece: chess.PieceType, captured: int, r_before: int) -> None:
         """The original always makes a queen; put the chosen piece there and fix J, Z, Q and R to match."""
         b, g, words = self._b, self._g, self._words
@@ -331,15 +378,23 @@ class Engine:
             if ponder.stop_requested:    # a stop() that came before the search began (see stop())
                 g[G_STOP] = 1
             ponder.started.set()
+        pool = self._pool
+        if pool is not None:
+            pool.start(self._b, g, self._hash, self._words)
         try:
             ret = D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 1, 3, self._b, self._hash, self._words, g)
         finally:
+            if pool is not None:
+                pool.stop()             # before anything reads the table: no helper writes after this
+                self.helper_errors += [h.error for h in pool.helpers if h.error is not None]
             if watch is not None:
                 watch.close()
         elapsed_ms = (time.monotonic_ns() - start) / 1e6
         iterations = self.completed_iterations()
         move_text = None
         if ret == I:
+            if pool is not None:
+                self._relock(before[1])
             move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]), before)
         last = iterations[-1] if iterations else (0, 0, 0, "")
         return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
@@ -382,6 +437,9 @@ class Engine:
         if ponder is not None:
             ponder.stop_requested = True   # before G_STOP: a search starting now sees one or the other
         self._g[G_STOP] = 1
+        pool = self._pool
+        if pool is not None:
+            pool.signal_stop()             # the helpers stop now, not after the main thread's replay
 
     # ----------------------------------------------------------------- takebacks
     def take_back(self, plies: int) -> None:

@@ -3,7 +3,7 @@
 Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``, ``Move
-Overhead``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
+Overhead``, ``Threads``, ``Thread Scheme``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
 ``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any malformed command) is answered with
 ``info string ...`` and otherwise ignored: the engine never exits on bad input, only on ``quit`` or
 end of input.
@@ -133,6 +133,7 @@ import chess
 from engine import Engine, SearchResult, require_move, timeman
 from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
+from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
 from engine.timeman import Clock, Limits, TimeParams
 
@@ -287,6 +288,8 @@ class UciEngine:
         self._engine_fen: str | None = None       # the start FEN of the engine's current game
         self._rebuild_reasons: list[str] = ["first search"]   # why the next go must start a new game
         self._hash_mb = HASH_DEFAULT_MB
+        self._threads = 1                          # Threads: the main thread runs D(); the rest help
+        self._scheme = DEFAULT_SCHEME
         self._overhead_ms = OVERHEAD_DEFAULT_MS
         self._time_rule = TIME_RULES[0]
         self._horizon = timeman.HORIZON
@@ -367,6 +370,9 @@ class UciEngine:
         self.send(f"id author {ENGINE_AUTHOR}")
         self.send(f"option name Hash type spin default {HASH_DEFAULT_MB} min {HASH_MIN_MB} max {HASH_MAX_MB}")
         self.send("option name Clear Hash type button")
+        self.send(f"option name Threads type spin default 1 min 1 max {MAX_THREADS}")
+        self.send(f"option name Thread Scheme type combo default {DEFAULT_SCHEME} "
+                  + " ".join(f"var {scheme}" for scheme in SCHEMES))
         self.send(f"option name Move Overhead type spin default {OVERHEAD_DEFAULT_MS} min 0 "
                   f"max {OVERHEAD_MAX_MS}")
         self.send("option name OwnBook type check default false")
@@ -426,6 +432,13 @@ class UciEngine:
             self._hash_mb = max(HASH_MIN_MB, min(HASH_MAX_MB, mb))
         elif key == "clear hash":
             self._rebuild("Clear Hash")
+        elif key == "threads":
+            self._threads = self._spin(name, value, (1, MAX_THREADS), self._threads)
+        elif key == "thread scheme":
+            if value.lower() in SCHEMES:
+                self._scheme = value.lower()
+            else:
+                self.info_string(f"Thread Scheme {value!r} unknown (allowed: {', '.join(SCHEMES)}): ignored")
         elif key == "move overhead":
             self._overhead_ms = self._spin(name, value, (0, OVERHEAD_MAX_MS), self._overhead_ms)
         elif key == "time horizon":
@@ -581,6 +594,8 @@ class UciEngine:
                 self._hash_mb = HASH_DEFAULT_MB if wanted > HASH_DEFAULT_MB else HASH_MIN_MB
                 self.info_string(f"Hash {wanted} MB could not be allocated: using {self._hash_mb} MB")
                 self._engine = Engine(hash_bits=hash_bits_for_mb(self._hash_mb))
+        if (self._engine.threads, self._engine.thread_scheme) != (self._threads, self._scheme):
+            self._engine.set_threads(self._threads, self._scheme)   # only between searches: never blocks
         return self._engine
 
     def _sync(self, fen: str | None, moves: list[str]) -> Engine:

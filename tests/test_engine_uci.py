@@ -7,6 +7,7 @@ loads) the numba search in this process first, so the subprocesses find it in nu
 from __future__ import annotations
 
 import io
+import os
 import queue
 import re
 import subprocess
@@ -475,3 +476,41 @@ def test_a_search_that_ends_without_a_move_still_answers_a_legal_one() -> None:
     board.push_uci("e2e4")
     assert lines[-1].startswith("bestmove ")
     assert chess.Move.from_uci(lines[-1].split()[1]) in board.legal_moves
+
+
+def test_threads_option_searches_with_helpers_and_stops_them() -> None:
+    """Threads as engines expose it: a spin from 1 to at least the machine's cores; a search at two
+    threads plays legal moves and `stop` ends it at once; a bad value is one line, the setting kept."""
+    eng = chess.engine.SimpleEngine.popen_uci(UCI_CMD, cwd=ROOT, timeout=120)
+    try:
+        threads = eng.options["Threads"]
+        assert (threads.type, threads.default, threads.min) == ("spin", 1, 1)
+        assert threads.max >= (os.cpu_count() or 1)
+        assert eng.options["Thread Scheme"].var and eng.options["Thread Scheme"].type == "combo"
+        eng.configure({"Threads": 2})
+        board = chess.Board()
+        for _ in range(6):
+            result = eng.play(board, chess.engine.Limit(time=0.1))
+            assert result.move is not None and board.is_legal(result.move)
+            board.push(result.move)
+        with eng.analysis(board) as analysis:     # go infinite, then stop
+            time.sleep(0.3)
+            started = time.monotonic()
+            analysis.stop()
+            analysis.wait()
+            assert time.monotonic() - started < 0.5
+    finally:
+        eng.quit()
+
+
+def test_a_bad_threads_value_is_one_line_and_changes_nothing(raw: RawUci) -> None:
+    for line, said in (("setoption name Threads value many", "Threads value 'many' is not an integer"),
+                       ("setoption name Thread Scheme value abdada", "Thread Scheme 'abdada' unknown")):
+        raw.send(line)
+        raw.send("isready")
+        got = raw.expect("readyok")
+        assert any(g.startswith("info string") and said in g for g in got[:-1]), (line, got)
+    raw.send("setoption name Threads value 999")   # clamped to the maximum, as a spin is
+    raw.send("setoption name Threads value 2")
+    raw.send("go depth 5")
+    assert raw.expect("bestmove")[-1].split()[1] in {m.uci() for m in chess.Board().legal_moves}
