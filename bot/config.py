@@ -36,6 +36,7 @@ BOOK_CHOICES = ("weighted", "best", "uniform")  # engine.book.CHOICES (not impor
 CONFIG_PATH_ENV = "BOT_CONFIG"        # a YAML file's path
 CONFIG_YAML_ENV = "BOT_CONFIG_YAML"   # the YAML itself (a dyno's config var)
 DEFAULT_CONFIG = "config.yml"
+MAX_THREADS = 64  # engine.threads' bound (engine/smp.py allows at least this many)
 DEFAULT_URL = "https://lichess.org"
 TABLEBASE_URL = "https://tablebase.lichess.ovh"  # Lichess's own tablebase service
 MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.sources.tablebase.MIN_WAIT_MS)
@@ -92,6 +93,9 @@ class EngineConfig:
                                        "(a dyno's size) when there is one", lo=64, hi=MAX_HASH_TOTAL_MB)
     ponder: bool = _opt(True, "think on the opponent's time, about the reply the last search expects "
                         "(only while one game runs, on a machine of two cores or more)")
+    threads: int = _opt(1, "threads of each search (the UCI option Threads); 0 = the machine's cores. "
+                        "Split between the games: each of challenge.concurrency games gets threads / "
+                        "concurrency (at least 1); a correspondence visit uses 1", lo=0, hi=MAX_THREADS)
 
 
 @dataclass

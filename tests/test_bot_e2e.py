@@ -704,3 +704,29 @@ def test_no_pondering_while_two_games_run(sandbox, bot_for, caplog):
         sandbox.world.opponent_resign(g)
         sandbox.wait_game_over(g, timeout=10)
     assert not [r for r in caplog.records if "ponder:" in r.getMessage()]
+
+
+def _helper_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("search-helper")]
+
+
+@pytest.mark.parametrize(("threads", "concurrency", "per_game"), [(1, 1, 1), (2, 1, 2), (4, 2, 2), (2, 2, 1),
+                                                                   (3, 2, 1)])
+def test_engine_threads_are_shared_by_the_games(sandbox, threads, concurrency, per_game):
+    cfg = make_config(sandbox, engine={"threads": threads}, challenge={"concurrency": concurrency})
+    assert Runner(cfg).threads_per_game() == per_game
+
+
+def test_a_game_with_two_threads_plays_legal_moves_and_leaves_no_helper(sandbox, bot_for):
+    bot = bot_for(engine={"threads": 2, "ponder": False}, book={"enabled": False},
+                  challenge={"concurrency": 1}, time={"fixed_nodes": None, "max_think_ms": 150})
+    gid = sandbox.start_game(EngineOpponent(node_budget=2000), bot_color="white", clock=(120, 1))
+    assert sandbox.wait_until(lambda: bot.runner.game(gid) is not None
+                              and bot.runner.game(gid).engine is not None, timeout=20)
+    assert bot.runner.game(gid).engine.threads == 2
+    assert sandbox.wait_moves(gid, 12, timeout=60)
+    sandbox.world.opponent_resign(gid)
+    assert sandbox.wait_game_over(gid, timeout=10) == "resign"
+    info = sandbox.game(gid)
+    assert info.rejected_moves == [] and legal_replay(info)
+    assert sandbox.wait_until(lambda: not _helper_threads(), timeout=5)

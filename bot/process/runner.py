@@ -587,6 +587,8 @@ class Runner:
             tables = self.tables
             new_engine = (lambda: tables.engine_now(VISIT_SPARE_BITS)) if visit else tables.engine
             give_back = tables.give_back
+        if not visit:
+            new_engine = self._threaded(new_engine)
         return Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
                     give_back=give_back, sources=self.sources, visit=visit,
                     may_ponder=(lambda: False) if visit else self._may_ponder, takeback_counts=self.takebacks,
@@ -628,6 +630,24 @@ class Runner:
         """The names of the opponents of the games running now."""
         with self._games_lock:
             return {g.opponent.lower() for g in self.games.values() if g.alive}
+
+    def threads_per_game(self) -> int:
+        """engine.threads (0: the machine's cores) shared by challenge.concurrency games, at least 1
+        each: games running at once never ask for more threads than the setting together."""
+        wanted = self.cfg.engine.threads or os.cpu_count() or 1
+        return max(1, wanted // self.cfg.challenge.concurrency)
+
+    def _threaded(self, new_engine: Callable[[], EngineLike]) -> Callable[[], EngineLike]:
+        """The engine factory of a real-time game, its engine set to `threads_per_game()` threads."""
+        threads = self.threads_per_game()
+        if threads == 1:
+            return new_engine
+
+        def make() -> EngineLike:
+            engine = new_engine()
+            engine.threads = threads  # type: ignore[attr-defined]  (engine.Engine; test doubles stay at 1)
+            return engine
+        return make
 
     def _may_ponder(self) -> bool:
         """Pondering pays only with a core to spare: it runs while the opponent thinks, and with a
