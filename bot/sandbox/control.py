@@ -363,6 +363,13 @@ class Sandbox:
         with self.world.cond:
             self.tournaments.join_limit = (credits, window_s)
 
+    def set_new_arena_credits(self, credits: int, window_s: float = 3600.0) -> None:
+        """lila's 8 credits an hour for joining arenas the bot is not in yet (2 per arena made by a
+        user, 1 per arena made by Lichess; spent before any other check), changed for a test."""
+        with self.world.cond:
+            self.tournaments.new_arena_credits = (credits, window_s)
+            self.tournaments._new_joins.clear()
+
     def arena(self, tid: str) -> Arena:
         """The arena itself (read it under `world.cond`, or through wait_until)."""
         with self.world.cond:
