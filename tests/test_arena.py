@@ -4,10 +4,13 @@ bot/sandbox/arenas.py; lila's rules in docs/LICHESS.md, "Tournaments")."""
 
 from __future__ import annotations
 
+import signal
+import time
+
 import pytest
 
 from bot.sandbox import Sandbox
-from tests.test_bot_process import run_bot, write_config
+from tests.test_bot_process import ResignsAfter, run_bot, start_bot, stop, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -81,3 +84,95 @@ def test_join_and_withdraw_lines_and_exit_codes(tmp_path):
         assert "too many requests (HTTP 429): try again in" in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1
         assert not sb.errors
+
+
+def arena_games(sb: Sandbox, tid: str) -> list:
+    with sb.world.cond:
+        ids = list(sb.arena(tid).games)
+    return [sb.game(g) for g in ids]
+
+
+def test_a_joined_bot_plays_arena_games_back_to_back_paired_by_the_server(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        tid = sb.add_arena("arena001", clock=(120, 1), pairing_every_s=0.5,
+                           opponent=lambda: ResignsAfter(plies=12, think_s=0.05))
+        cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]})
+        proc = start_bot(cfg, log=log)
+        try:
+            # Nothing but the join: lila (the sandbox) pairs the bot again after each game.
+            assert sb.wait_until(lambda: sum(g.over for g in arena_games(sb, tid)) >= 2, timeout=90), \
+                log.read_text()
+            code, _ = stop(proc)
+        finally:
+            proc.kill() if proc.poll() is None else None
+        output = log.read_text()
+        assert code == 0, output
+        games = arena_games(sb, tid)
+        first, second = games[0], games[1]
+        assert first.status == second.status == "resign"  # played out: the opponent resigned
+        assert first.bot_color != second.bot_color
+        assert not sb.requests(r"/api/challenge")  # no challenge: the arena paired them
+        assert len(sb.requests(r"/api/tournament/arena001/join", "POST")) == 1
+        assert f"arena {tid}" in output
+        # SIGTERM withdrew from the arena before the exit.
+        assert sb.arena(tid).players["umax-bot"] is True
+        assert "Traceback" not in output and not sb.errors
+
+
+def test_a_casual_challenge_during_an_arena_game_takes_no_slot_beyond_concurrency(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        tid = sb.add_arena("arena002", clock=(300, 2), pairing_every_s=0.5,
+                           opponent=lambda: ResignsAfter(plies=40, think_s=0.3))
+        cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]},
+                           challenge={"concurrency": 1, "queue_size": 0})
+        proc = start_bot(cfg, log=log)
+        try:
+            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
+            gid = arena_games(sb, tid)[0].id
+            assert sb.wait_moves(gid, 2, timeout=30)
+            cid = sb.send_challenge("carol", rated=False, clock=(180, 2))
+            assert sb.wait_challenge_answered(cid, timeout=15) == "declined"
+            assert sb.challenge(cid).decline_key == "later"
+            # Between arena games the slot stays kept for the arena: a challenge still waits.
+            assert sb.wait_game_over(gid, timeout=90) != "started"
+            cid2 = sb.send_challenge("dave", rated=False, clock=(180, 2))
+            assert sb.wait_challenge_answered(cid2, timeout=15) == "declined"
+            assert sb.challenge(cid2).decline_key == "later"
+            running = [g for g in sb.games() if not g.over]
+            assert len(running) <= 1
+            code, _ = stop(proc)
+        finally:
+            proc.kill() if proc.poll() is None else None
+        assert code == 0
+        assert not any(g.id == cid or g.id == cid2 for g in sb.games())
+        assert "Traceback" not in log.read_text() and not sb.errors
+
+
+def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        tid = sb.add_arena("arena003", clock=(300, 2), pairing_every_s=0.5,
+                           opponent=lambda: ResignsAfter(plies=24, think_s=0.2))
+        cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]})
+        proc = start_bot(cfg, log=log)
+        try:
+            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
+            gid = arena_games(sb, tid)[0].id
+            assert sb.wait_moves(gid, 4, timeout=30)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            assert sb.wait_until(lambda: sb.arena(tid).players.get("umax-bot") is True, timeout=5)
+            withdrew = sb.requests(r"/api/tournament/arena003/withdraw", "POST")
+            assert withdrew and withdrew[0].t - sent < 3.0
+            code = proc.wait(timeout=90)
+        finally:
+            proc.kill() if proc.poll() is None else None
+        output = log.read_text()
+        assert code == 0, output
+        assert sb.game(gid).over  # played to its end: the opponent resigned or was mated
+        assert not sb.requests(r"/resign|/abort")  # never by the bot
+        time.sleep(1.5)  # pairing passes after the exit: the withdrawn bot is not paired again
+        assert [g.id for g in arena_games(sb, tid)] == [gid]
+        assert "Traceback" not in output and not sb.errors

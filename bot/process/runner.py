@@ -61,6 +61,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
+from bot.process.arenas import Membership
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
@@ -134,6 +135,9 @@ class Runner:
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
         self.correspondence = Correspondence(self.li, cfg.game.correspondence_checkin_s, visit=self._visit,
                                              stop=self.stop)
+        # Lichess arenas joined (config, console): a slot is kept for their games while there is one.
+        self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
+        self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
 
     # ------------------------------------------------------------ lifecycle
 
@@ -145,6 +149,7 @@ class Runner:
             self.stop.set()
         self.correspondence.wake()
         self._no_new_games()
+        self._leave_arenas()
 
     def drain(self, why: str) -> None:
         """Exit when the games running now are over; take no new ones meanwhile."""
@@ -155,6 +160,15 @@ class Runner:
         log.info("%s: no new games; exiting when the %d running game(s) are over%s", why, running,
                  " (Ctrl-C again to exit now; the games resume after the next start)" if running else "")
         self._no_new_games()
+        self._leave_arenas()
+
+    def _leave_arenas(self) -> None:
+        """At a stop or a drain: withdraw from every arena, so that lila pairs the bot no more (in a
+        thread: this runs in a signal handler too)."""
+        if self._leaving is None and self.arenas.joined():
+            self._leaving = threading.Thread(target=self.arenas.withdraw_all, name="arena-withdraw",
+                                             daemon=True)
+            self._leaving.start()
 
     def _no_new_games(self) -> None:
         self.no_new_games.set()
@@ -189,6 +203,7 @@ class Runner:
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
             threading.Thread(target=self._desk, name="challenges", daemon=True).start()
             self.correspondence.start()
+            threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
             if self.cfg.matchmaking.enabled and not self.no_new_games.is_set():
                 self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
                                              me=self.me, account=self.account, stop=self.no_new_games,
@@ -276,7 +291,28 @@ class Runner:
                      else "", gid, opponent.get("username") if isinstance(opponent, dict) else None)
             self.start_game(gid, g)
 
+    def _arena_watch(self) -> None:
+        """Join the arenas of the config, then ask now and then whether the joined ones are over: the
+        slot kept for arena games is freed with the last one."""
+        for entry in self.cfg.tournaments.arenas:
+            if self.no_new_games.is_set():
+                return
+            out = self.arenas.join(entry.id, entry.password or None, entry.team or None)
+            (log.info if out.ok else log.warning)("tournaments.arenas: %s", out.line)
+        while not self.no_new_games.wait(self.cfg.tournaments.check_every_s):
+            for tid in self.arenas.joined():
+                try:
+                    info = self.li.arena(tid)
+                except LichessError as e:
+                    log.debug("arena %s: no news (%s)", tid, e)
+                    continue
+                if info.get("isFinished") is True:
+                    log.info("arena %s is over", tid)
+                    self.arenas.forget(tid)
+
     def _shutdown(self) -> None:
+        if self._leaving is not None:
+            self._leaving.join(5.0)  # the withdrawals go out before anything else ends
         if self.matchmaker is not None:
             self.matchmaker.join(5.0)  # it cancels its pending challenge
         with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
@@ -572,7 +608,7 @@ class Runner:
             existing = self.games.get(gid)
             if existing is not None and existing.alive:
                 return
-            self.slots.hold(gid)
+            self.slots.hold(gid, arena=isinstance(info, dict) and bool(info.get("tournamentId")))
             game = self._make_game(gid, visit=False)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
