@@ -244,6 +244,12 @@ class Pauses:
         with self._lock:
             return max(0.0, self._until.get(kind, 0.0) - time.monotonic())
 
+    def active(self) -> dict[str, float]:
+        """The pauses running now: kind -> seconds left."""
+        with self._lock:
+            now = time.monotonic()
+            return {kind: until - now for kind, until in self._until.items() if until > now}
+
     def wait(self, kind: str, stop: threading.Event | None = None) -> bool:
         """Block until requests of `kind` may go; False if `stop` was set meanwhile."""
         while True:
@@ -351,12 +357,14 @@ class Lichess:
         return bots, bad
 
     def create_challenge(self, username: str, *, rated: bool, clock: tuple[int, int] | None = None,
-                         days: int | None = None, variant: str = "standard") -> dict[str, Any]:
+                         days: int | None = None, variant: str = "standard",
+                         color: str | None = None) -> dict[str, Any]:
         """`POST /api/challenge/{username}`: the challenge JSON (with its `id`). Never sent twice: a
         retry after a cut could create a second challenge."""
         limit, increment = clock if clock is not None else (None, None)
         return self._call(self.MATCHMAKING, lambda: self.client.challenges.create(
-            username, rated, clock_limit=limit, clock_increment=increment, days=days, variant=variant),
+            username, rated, clock_limit=limit, clock_increment=increment, days=days, variant=variant,
+            color=color),
             idempotent=False)
 
     def cancel_challenge(self, challenge_id: str) -> None:

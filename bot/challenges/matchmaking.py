@@ -330,6 +330,14 @@ class Matchmaker:
     def on_game_start(self, gid: str) -> None:
         self._post("started", gid)
 
+    def next_attempt_s(self) -> float | None:
+        """Seconds until the next challenge may go (the console's `status`); None while one of ours
+        waits for its answer."""
+        if self.pending is not None:
+            return None
+        due = max(max(self._last_busy, self._last_try) + self.cfg.idle_s, self._paused_until)
+        return max(0.0, due - time.monotonic())
+
     def wake(self) -> None:
         """A slot freed or the bot stops: look again now."""
         with self._cv:

@@ -120,6 +120,7 @@ class Game:
         self.initial_ms: int | None = None  # the game's initial clock: scales the time reserve
         self.correspondence = False
         self.tournament_id: str | None = None  # an arena game (gameFull's tournamentId)
+        self.clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
         self._moved_at_ply = -1  # the ply count at which we last posted a move
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
@@ -353,6 +354,7 @@ class Game:
         r.increment_ms = self.increment_ms
 
     def _on_state(self, state: dict[str, Any], received: float) -> None:
+        self.clocks_ms = (clock_ms(state.get("wtime")), clock_ms(state.get("btime")))  # for `status`
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")

@@ -133,6 +133,7 @@ def _fail(message: str) -> int:
 
 
 def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
+    from bot.process.console import Console
     from bot.process.runner import Runner, StartupError
 
     fixed_mmap_threshold()
@@ -154,6 +155,8 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if Console.wanted():  # a person at a terminal; a dyno or a pipe gets no console
+        runner.on_ready = Console(runner).start
     try:
         code = runner.run()
     except StartupError as e:

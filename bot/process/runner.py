@@ -138,6 +138,8 @@ class Runner:
         # Lichess arenas joined (config, console): a slot is kept for their games while there is one.
         self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
         self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
+        self._matchmaking_off = threading.Event()
+        self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -170,7 +172,31 @@ class Runner:
                                              daemon=True)
             self._leaving.start()
 
+    def _start_matchmaker(self) -> None:
+        self._matchmaking_off = threading.Event()  # set by `matchmaking off` and by a stop or drain
+        self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
+                                     me=self.me, account=self.account, stop=self._matchmaking_off,
+                                     busy_with=self._opponents)
+        self.matchmaker.start()
+
+    def set_matchmaking(self, on: bool) -> str:
+        """The console's `matchmaking on|off`: one line saying what happened."""
+        if on:
+            if self.no_new_games.is_set():
+                return "matchmaking: the bot is stopping and takes no new games"
+            if self.matchmaker is not None:
+                return "matchmaking is on already"
+            self._start_matchmaker()
+            return f"matchmaking on: a challenge after {self.cfg.matchmaking.idle_s:g} s without a game"
+        mm, self.matchmaker = self.matchmaker, None
+        if mm is None:
+            return "matchmaking is off already"
+        self._matchmaking_off.set()
+        mm.wake()  # it cancels its pending challenge and ends
+        return "matchmaking off: no more challenges of ours"
+
     def _no_new_games(self) -> None:
+        self._matchmaking_off.set()
         self.no_new_games.set()
         with self._inbox_cv:
             self._inbox_cv.notify_all()
@@ -204,11 +230,10 @@ class Runner:
             threading.Thread(target=self._desk, name="challenges", daemon=True).start()
             self.correspondence.start()
             threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
+            if self.on_ready is not None:
+                self.on_ready()
             if self.cfg.matchmaking.enabled and not self.no_new_games.is_set():
-                self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
-                                             me=self.me, account=self.account, stop=self.no_new_games,
-                                             busy_with=self._opponents)
-                self.matchmaker.start()
+                self._start_matchmaker()
             while not self.stop.wait(0.5):
                 if self._drained():
                     self.request_stop("every game is over")
