@@ -451,7 +451,7 @@ class Matchmaker:
         now = time.monotonic()
         if self.pending is not None:
             return
-        if self.slots.count() > 0:
+        if self.slots.count() > 0 or not self.slots.free():  # a game, or the slot kept for an arena's
             self._last_busy = now
             return
         if (now < max(self._last_busy, self._last_try) + self.cfg.idle_s or now < self._paused_until
