@@ -3,7 +3,8 @@
 What lila does (docs/LICHESS.md, "Tournaments"), as far as the bot meets it:
 
 - `POST /api/tournament/{id}/join` (app/controllers/Tournament.scala apiJoin, TournamentApi.join): a
-  rate limit of 30 join-or-resume requests per 10 minutes (429), then one 400 per refusal in lila's
+  rate limit of 30 join-or-resume requests per 10 minutes (modules/web/src/main/Limiters.scala; 429
+  with a `ratelimit` body, modules/web/src/main/CtrlErrors.scala), then one 400 per refusal in lila's
   order: the arena is unknown or over ("This tournament no longer exists"), too many *new* arenas
   ("You are joining too many tournaments": 8 credits an hour, an arena made by a user costs 2, one
   by Lichess 1), a wrong entry code, the conditions ("Tournament restrictions": bots are refused
@@ -24,6 +25,7 @@ The sandbox does not model token scopes (every call with the right token is allo
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -183,7 +185,10 @@ class Tournaments:
         credits, window = self.join_limit
         self._joins = [t for t in self._joins if now - t < window]
         if len(self._joins) >= credits:
-            raise ApiError(429, TOO_MANY_REQUESTS)
+            # lila CtrlErrors Writes[Limited]: the key and the seconds until a credit comes back
+            seconds = max(0, math.ceil(self._joins[0] + window - now)) if self._joins else math.ceil(window)
+            raise ApiError(429, TOO_MANY_REQUESTS, {"error": TOO_MANY_REQUESTS, "ratelimit": {
+                "key": "tournament.user.joinOrResume", "seconds": seconds}})
         self._joins.append(now)
 
     def _new_arena_allowed(self, arena: Arena, now: float) -> bool:
