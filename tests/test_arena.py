@@ -10,7 +10,10 @@ import time
 
 import pytest
 
-from bot.sandbox import Sandbox
+from bot.challenges.policy import Decision
+from bot.challenges.slots import Slots
+from bot.sandbox import RandomOpponent, Sandbox
+from bot.sandbox.opponents import Move
 from tests.test_bot_process import ResignsAfter, run_bot, start_bot, stop, write_config
 
 pytestmark = pytest.mark.slow
@@ -178,3 +181,52 @@ def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path
         time.sleep(1.5)  # pairing passes after the exit: the withdrawn bot is not paired again
         assert [g.id for g in arena_games(sb, tid)] == [gid]
         assert "Traceback" not in output and not sb.errors
+
+
+def test_a_slot_is_kept_for_arena_games_while_in_an_arena():
+    slots = Slots(2)
+    accept = lambda busy: Decision(busy < 2, None if busy < 2 else "later", "challenge.concurrency", "")  # noqa: E731
+    slots.keep(1)
+    assert slots.count() == 0 and slots.free()
+    assert slots.claim("casual1", accept).accept      # one game beside the kept slot
+    assert not slots.free() and not slots.reserve("ours")
+    assert not slots.claim("casual2", accept).accept  # the kept slot is the arena's
+    slots.hold("arena1", arena=True)                   # lila pairs: the kept slot is taken by it
+    assert slots.count() == 2 and not slots.free()
+    slots.release("arena1")
+    assert not slots.free()                            # still kept for the next pairing
+    slots.keep(0)                                      # the arena is over
+    assert slots.free() and slots.claim("casual3", accept).accept
+
+
+class OffersDrawEveryMove(RandomOpponent):
+    """Random moves, each with a draw offer (lila takes one offer per 20 plies of the same side)."""
+
+    def act(self, view):
+        action = super().act(view)
+        return Move(action.uci, offer_draw=True) if isinstance(action, Move) else action
+
+
+def test_no_draw_accepted_in_an_arena_before_it_would_score(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        friendly = sb.start_game(OffersDrawEveryMove(seed=3, think_s=0.05), bot_color="white", clock=(300, 3))
+        tid = sb.add_arena("arena004", clock=(300, 3), pairing_every_s=0.5,
+                           opponent=lambda: OffersDrawEveryMove(seed=5, think_s=0.05))
+        cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]}, challenge={"concurrency": 2},
+                           book={"enabled": False},
+                           draw={"accept": True, "min_moves": 0, "max_score_pawns": 100})
+        proc = start_bot(cfg, log=log)
+        try:
+            assert sb.wait_game_over(friendly, timeout=60) == "draw", log.read_text()
+            over = sb.wait_until(lambda: any(g.over for g in arena_games(sb, tid)), timeout=90)
+            assert over, log.read_text()
+            code, _ = stop(proc)
+        finally:
+            proc.kill() if proc.poll() is None else None
+        assert code == 0
+        early = sb.game(friendly)
+        arena = arena_games(sb, tid)[0]
+        assert len(early.moves) < 20  # the first offer the bot could answer was accepted
+        assert arena.status == "draw" and len(arena.moves) >= 20, arena  # not before ply 20 in the arena
+        assert arena.draw_offers[0][1] < 20  # although one was offered early
