@@ -133,6 +133,50 @@ def test_commands_typed_in_a_terminal_change_what_the_bot_does(tmp_path):
 
 
 @pytest.mark.slow
+def test_challenge_join_withdraw_resign_and_quit_now_from_the_terminal(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        sb.add_sparring_bot("SilentBot", NeverAnswers())
+        tid = sb.add_arena("arena777", starts_in_s=600)
+        gid = sb.start_game(ResignsAfter(plies=200, think_s=0.3), bot_color="black", clock=(300, 3))
+        cfg = write_config(tmp_path, sb, challenge={"concurrency": 2})
+        master, slave = pty.openpty()
+        proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdin=slave,
+                                stdout=log.open("ab"), stderr=subprocess.STDOUT, env=bot_env(),
+                                cwd=cfg.parent)
+        os.close(slave)
+
+        def command(text: str, answer: str) -> None:
+            os.write(master, text.encode() + b"\n")
+            assert wait_for(lambda: answer in log.read_text(), 15), (text, log.read_text())
+
+        try:
+            assert wait_for(lambda: "console: type help" in log.read_text(), 60), log.read_text()
+            command("challenge SilentBot 5+3 rated white",
+                    "challenge SilentBot (5+3 rated, we ask for white): sent")
+            ours = sb.outgoing_challenges()[-1]
+            assert (ours.clock, ours.rated, ours.bot_color) == ((300, 3), True, "white")
+            command(f"join {tid}", f"join {tid}: joined (HTTP 200)")
+            assert "umax-bot" in sb.arena(tid).players
+            command("status", f"arenas: {tid}")
+            command(f"withdraw {tid}", f"withdraw {tid}: done (HTTP 200)")
+            assert "umax-bot" not in sb.arena(tid).players  # before the start: left
+            command("resign nosuch12", "resign nosuch12: no such game in progress")
+            assert sb.wait_moves(gid, 2, timeout=30)
+            command(f"resign {gid}", f"resign {gid}: done")
+            assert sb.wait_game_over(gid, timeout=10) == "resign"
+            assert sb.game(gid).winner == "white"  # the bot (black) resigned
+            command("quit now", "quit now: stopping")
+            code = proc.wait(timeout=30)
+        finally:
+            proc.kill() if proc.poll() is None else None
+            os.close(master)
+        output = log.read_text()
+        assert code == 0, output
+        assert "Traceback" not in output and not sb.errors
+
+
+@pytest.mark.slow
 def test_no_terminal_no_console(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:

@@ -179,7 +179,7 @@ class Console:
 
     def _do_status(self) -> list[str]:
         r = self.runner
-        games = r._realtime_games()
+        games = r.running_games()
         lines = [f"games: {len(games)} running (challenge.concurrency {r.cfg.challenge.concurrency})"]
         for g in games:
             colour = "white" if g.color else "black"
@@ -189,8 +189,7 @@ class Console:
             where = f", arena {g.tournament_id}" if g.tournament_id else ""
             lines.append(f"  {g.id} vs {g.opponent}, {colour}, clocks {_clock(g.clocks_ms[0])} / "
                          f"{_clock(g.clocks_ms[1])}, {score}{where}")
-        with r._inbox_cv:
-            waiting = [str(ch.get("id")) for ch, _ in r.queue]
+        waiting = r.queued()
         lines.append(f"queue: {len(waiting)} waiting (at most {r.cfg.challenge.queue_size})"
                      + (f": {', '.join(waiting)}" if waiting else ""))
         mm = r.matchmaker
@@ -239,7 +238,7 @@ class Console:
         return [self._game_request("resign", gid)]
 
     def _game_request(self, what: str, gid: str) -> str:
-        if not any(g.id == gid for g in self.runner._realtime_games()):
+        if not any(g.id == gid for g in self.runner.running_games()):
             return f"{what} {gid}: no such game in progress (status lists them)"
         try:
             getattr(self.runner.li, what)(gid)

@@ -681,6 +681,15 @@ class Runner:
             # A finished game's thread is still writing its record and saying goodbye: it counts.
             return [g for g in self.games.values() if g.alive and not g.visit]
 
+    def running_games(self) -> list[Game]:
+        """The real-time games running now (the console's status, abort and resign)."""
+        return self._realtime_games()
+
+    def queued(self) -> list[str]:
+        """The ids of the challenges waiting for a slot, oldest first."""
+        with self._inbox_cv:
+            return [str(ch.get("id")) for ch, _ in self.queue]
+
     def _visiting(self) -> bool:
         with self._games_lock:
             return any(g.alive and g.visit for g in self.games.values())

@@ -149,7 +149,7 @@ class Sandbox:
             self.tablebase = TablebaseStandIn(self.tablebase_dir)
         self._listen()
         self.runner.start()
-        self.runner._spawn(pairing_thread, "sandbox-arenas", self.tournaments, self.runner.stopping)
+        self.runner.run_thread(pairing_thread, "sandbox-arenas", self.tournaments, self.runner.stopping)
         return self
 
     def _listen(self) -> None:
