@@ -124,6 +124,8 @@ class Membership:
             return sorted(self._joined)
 
     def join(self, tid: str, password: str | None = None, team: str | None = None) -> Outcome:
+        if self._left_all:
+            return Outcome(REFUSED, f"join {tid}: the bot is stopping and has left its arenas")
         out = join(self.li, tid, password, team)
         if out.ok:
             self._set(tid, True)

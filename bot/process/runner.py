@@ -24,6 +24,15 @@ two never start more games than `challenge.concurrency` together (bot/challenges
 Correspondence games hold no slot: they count against `challenge.correspondence_concurrency` and
 are visited once per move (bot/games/correspondence.py).
 
+Lichess arenas (bot/process/arenas.py): the ones of `tournaments.arenas` are joined at start-up, the
+console joins and leaves others. While the bot is in one, a slot is kept for the games lila pairs it
+into (`Slots.keep`); an arena game (a gameStart with a tournamentId) always holds its slot. Any stop
+or drain first withdraws from every arena joined, so lila pairs the bot no more.
+
+The console (bot/process/console.py, only when stdin is a terminal) is started by `on_ready` once the
+bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `queued`,
+`drain`, `request_stop`, `arenas`).
+
 Two ways to stop. `request_stop()` (SIGTERM, a dyno restart): no new challenges, running searches
 finish their move (within `game.shutdown_grace_s`), and the process exits; the games go on on the
 server and are resumed by the next start. `drain()` (the first Ctrl-C, or `game.quit_after_games`
