@@ -12,17 +12,17 @@ import pytest
 
 from bot.challenges.policy import Decision
 from bot.challenges.slots import Slots
+from bot.config import ConfigError, config_from_dict, dump
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.opponents import Move
 from tests.test_bot_process import ResignsAfter, run_bot, start_bot, stop, write_config
-
-pytestmark = pytest.mark.slow
 
 
 def join(cfg, *args: str):
     return run_bot(cfg, "join", *args, timeout=60)
 
 
+@pytest.mark.slow
 def test_join_and_withdraw_lines_and_exit_codes(tmp_path):
     with Sandbox() as sb:
         sb.add_arena("open1234")
@@ -97,6 +97,7 @@ def arena_games(sb: Sandbox, tid: str) -> list:
     return [sb.game(g) for g in ids]
 
 
+@pytest.mark.slow
 def test_a_joined_bot_plays_arena_games_back_to_back_paired_by_the_server(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:
@@ -125,6 +126,7 @@ def test_a_joined_bot_plays_arena_games_back_to_back_paired_by_the_server(tmp_pa
         assert "Traceback" not in output and not sb.errors
 
 
+@pytest.mark.slow
 def test_a_casual_challenge_during_an_arena_game_takes_no_slot_beyond_concurrency(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:
@@ -155,6 +157,7 @@ def test_a_casual_challenge_during_an_arena_game_takes_no_slot_beyond_concurrenc
         assert "Traceback" not in log.read_text() and not sb.errors
 
 
+@pytest.mark.slow
 def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:
@@ -207,6 +210,7 @@ class OffersDrawEveryMove(RandomOpponent):
         return Move(action.uci, offer_draw=True) if isinstance(action, Move) else action
 
 
+@pytest.mark.slow
 def test_no_draw_accepted_in_an_arena_before_it_would_score(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:
@@ -230,3 +234,17 @@ def test_no_draw_accepted_in_an_arena_before_it_would_score(tmp_path):
         assert len(early.moves) < 20  # the first offer the bot could answer was accepted
         assert arena.status == "draw" and len(arena.moves) >= 20, arena  # not before ply 20 in the arena
         assert arena.draw_offers[0][1] < 20  # although one was offered early
+
+
+def test_arenas_in_the_config_ids_or_mappings_and_the_code_never_printed():
+    cfg = config_from_dict({"tournaments": {"arenas": ["AbCd1234", {"id": "EfGh5678", "password": "s3cret",
+                                                                       "team": "rooks"}]}})
+    assert [(a.id, a.password, a.team) for a in cfg.tournaments.arenas] == [
+        ("AbCd1234", "", ""), ("EfGh5678", "s3cret", "rooks")]
+    assert "s3cret" not in dump(cfg) and "<redacted>" in dump(cfg)
+    for bad, says in [(["a/b"], "tournaments.arenas[0].id: 'a/b' is not a tournament id"),
+                      ([{"password": "x"}], "tournaments.arenas[0].id: missing"),
+                      ([{"id": "AbCd1234", "pw": "x"}], "unknown key 'tournaments.arenas[0].pw'"),
+                      (["AbCd1234", "AbCd1234"], "tournaments.arenas[1].id: AbCd1234 is listed twice")]:
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            config_from_dict({"tournaments": {"arenas": bad}})
