@@ -91,6 +91,33 @@ def test_join_and_withdraw_lines_and_exit_codes(tmp_path):
         assert not sb.errors
 
 
+@pytest.mark.slow
+def test_a_restart_right_after_a_stop_joins_again_once_the_pause_is_over(tmp_path):
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        tid = sb.add_arena("arena005", clock=(600, 5), pairing_every_s=0.5, pause_s=8.0,
+                           opponent=lambda: ResignsAfter(plies=400, think_s=0.3))
+        cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid], "check_every_s": 5})
+        proc = start_bot(cfg, log=log)
+        try:
+            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
+            gid = arena_games(sb, tid)[0].id
+            code, _ = stop(proc)  # SIGTERM, as a dyno restart: withdraws, the game goes on on the server
+            assert code == 0 and sb.arena(tid).players["umax-bot"] is True
+            proc = start_bot(cfg, log=log)
+            back = sb.wait_until(lambda: sb.arena(tid).players["umax-bot"] is False, timeout=30)
+            assert back, log.read_text()
+            moves = len(sb.game(gid).moves)
+            assert sb.wait_moves(gid, moves + 2, timeout=30)  # the arena game is resumed
+            code, _ = stop(proc)
+        finally:
+            proc.kill() if proc.poll() is None else None
+        output = log.read_text()
+        assert code == 0, output
+        assert "HTTP 400: Your pause is not over yet" in output and "; trying again later" in output
+        assert "Traceback" not in output and not sb.errors
+
+
 def arena_games(sb: Sandbox, tid: str) -> list:
     with sb.world.cond:
         ids = list(sb.arena(tid).games)

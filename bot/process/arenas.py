@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 TOURNAMENT_ID = re.compile(r"[A-Za-z0-9]{1,32}")
 
 OK, REFUSED, TRY_LATER = 0, 1, 3  # exit codes (2 is the CLI's bad configuration / token)
+PAUSED = "Your pause is not over yet"  # lila Pause.scala: 10 s to 2 min after a withdrawal in the top 7
 
 # lila's 400 answers to a join (Tournament.JoinResult), and what the owner can do about each.
 HINTS = {
@@ -33,7 +34,7 @@ HINTS = {
                                "team or account age)",
     "Wrong entry code": "give the arena's entry code with --password",
     "Missing team": "a team battle: give one of its teams the bot is a member of with --team",
-    "Your pause is not over yet": "the bot withdrew from this arena a short while ago; join again later",
+    PAUSED: "the bot withdrew from this arena a short while ago; join again later",
     "You are joining too many tournaments": "Lichess limits how many new arenas an account joins per "
                                             "hour; try again later",
     "This tournament no longer exists": "no arena has this id, or it is over",
@@ -44,6 +45,7 @@ HINTS = {
 class Outcome:
     code: int      # OK, REFUSED or TRY_LATER
     line: str      # one line for the owner
+    reason: str = ""  # lila's error text, when it refused
 
     @property
     def ok(self) -> bool:
@@ -68,7 +70,7 @@ def join(li: Lichess, tid: str, password: str | None = None, team: str | None = 
                 return swiss
         hint = HINTS.get(message)
         return Outcome(REFUSED, f"join {tid}: refused by Lichess (HTTP {e.status}: {message})"
-                                + (f": {hint}" if hint else ""))
+                                + (f": {hint}" if hint else ""), message)
     except RateLimited as e:
         return Outcome(TRY_LATER, f"join {tid}: Lichess says too many requests (HTTP 429): try again in "
                                   f"{e.pause_s:.0f} s")

@@ -55,7 +55,7 @@ from typing import Any
 from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.policy import Decision, decide, describe, is_correspondence
 from bot.challenges.slots import Slots
-from bot.config import Config, ConfigError
+from bot.config import ArenaEntry, Config, ConfigError
 from bot.games.correspondence import Correspondence
 from bot.games.game import Game
 from bot.games.position import EngineLike
@@ -70,7 +70,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
-from bot.process.arenas import Membership
+from bot.process.arenas import PAUSED, Membership
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
@@ -328,12 +328,11 @@ class Runner:
     def _arena_watch(self) -> None:
         """Join the arenas of the config, then ask now and then whether the joined ones are over: the
         slot kept for arena games is freed with the last one."""
-        for entry in self.cfg.tournaments.arenas:
-            if self.no_new_games.is_set():
+        waiting = list(self.cfg.tournaments.arenas)  # still to join
+        while True:
+            waiting = self._join_arenas(waiting)
+            if self.no_new_games.wait(self.cfg.tournaments.check_every_s):
                 return
-            out = self.arenas.join(entry.id, entry.password or None, entry.team or None)
-            (log.info if out.ok else log.warning)("tournaments.arenas: %s", out.line)
-        while not self.no_new_games.wait(self.cfg.tournaments.check_every_s):
             for tid in self.arenas.joined():
                 try:
                     info = self.li.arena(tid)
@@ -343,6 +342,20 @@ class Runner:
                 if info.get("isFinished") is True:
                     log.info("arena %s is over", tid)
                     self.arenas.forget(tid)
+
+    def _join_arenas(self, entries: list[ArenaEntry]) -> list[ArenaEntry]:
+        """Join these arenas of the config; returns those to try again: the ones where a pause is not
+        over (a restart right after the withdrawal of a stop, lila Pause.scala: up to 2 minutes)."""
+        again = []
+        for entry in entries:
+            if self.no_new_games.is_set():
+                return []
+            out = self.arenas.join(entry.id, entry.password or None, entry.team or None)
+            (log.info if out.ok else log.warning)("tournaments.arenas: %s%s", out.line,
+                                                  "; trying again later" if out.reason == PAUSED else "")
+            if out.reason == PAUSED:
+                again.append(entry)
+        return again
 
     def _shutdown(self) -> None:
         if self._leaving is not None:
