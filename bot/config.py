@@ -315,6 +315,23 @@ class MatchmakingConfig:
         return [parse_time_control(tc) for tc in self.time_controls]
 
 
+@dataclass
+class ArenaEntry:
+    """One arena to join at start-up: an id alone, or a mapping with its entry code and team."""
+    id: str = _opt("", "the arena's id (the 8 letters and digits of lichess.org/tournament/ID)")
+    password: str = _opt("", "its entry code, if it has one (never printed)")
+    team: str = _opt("", "a team battle: the team (one the bot is a member of) to play for")
+
+
+@dataclass
+class TournamentsConfig:
+    arenas: list[ArenaEntry] = _opt([], "arenas to join at start-up (they must allow bots): ids, or "
+                                    "mappings with id, password and team; the bot withdraws from them when "
+                                    "it stops")
+    check_every_s: float = _opt(60.0, "how often the bot asks Lichess whether its arenas are over, seconds "
+                                "(a slot is kept for arena games until then)", lo=5.0, hi=3600.0)
+
+
 def parse_time_control(text: str) -> tuple[int, int]:
     """'180+2' -> (180, 2), as Lichess takes a challenge's clock; ValueError naming what is wrong."""
     base_text, plus, inc_text = text.strip().partition("+")
@@ -350,6 +367,7 @@ class Config:
     book: BookConfig = field(default_factory=BookConfig)
     matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
     records: RecordsConfig = field(default_factory=RecordsConfig)
+    tournaments: TournamentsConfig = field(default_factory=TournamentsConfig)
     # Not keys: where the token came from ("env", "file" or "") and where the settings came from (a
     # path, an environment variable or ""), for the redacted dump.
     token_source: str = field(default="", metadata={"internal": True})
@@ -507,8 +525,21 @@ def _convert(value: Any, tp: Any, rules: typing.Mapping[str, Any], key: str) -> 
         if not isinstance(value, list):
             raise ConfigError(f"{key}: expected a list, got {_show(value)}")
         (item_tp,) = typing.get_args(tp)
+        if dataclasses.is_dataclass(item_tp):
+            return [_entry(item_tp, v, f"{key}[{n}]") for n, v in enumerate(value)]
         return [_scalar(v, item_tp, rules, f"{key}") for v in value]
     return _scalar(value, tp, rules, key)
+
+
+def _entry(tp: type, value: Any, key: str) -> Any:
+    """One item of a list of mappings (tournaments.arenas): a mapping, or the first field's value alone."""
+    if not isinstance(value, dict):
+        first = dataclasses.fields(tp)[0].name
+        value = {first: _scalar(value, str, {}, f"{key}.{first}")}
+    entry = _build(tp, value, f"{key}.")
+    if not getattr(entry, dataclasses.fields(tp)[0].name):
+        raise ConfigError(f"{key}.{dataclasses.fields(tp)[0].name}: missing")
+    return entry
 
 
 def _scalar(value: Any, tp: type, rules: typing.Mapping[str, Any], key: str) -> Any:
@@ -584,6 +615,7 @@ def _check_relations(cfg: Config) -> None:
     c.block_list = [u.lower() for u in c.block_list]
     c.allow_list = [u.lower() for u in c.allow_list]
     _check_matchmaking(cfg.matchmaking)
+    _check_tournaments(cfg.tournaments)
     if cfg.logging.path is not None:
         if not cfg.logging.path.strip():
             raise ConfigError("logging.path: empty; name a file such as bot.log, or null for stdout only")
@@ -608,6 +640,17 @@ def _check_matchmaking(m: MatchmakingConfig) -> None:
         raise ConfigError(f"matchmaking.min_rating ({m.min_rating}) is above matchmaking.max_rating "
                           f"({m.max_rating})")
     m.block_list = [u.lower() for u in m.block_list]
+
+
+def _check_tournaments(t: TournamentsConfig) -> None:
+    seen = set()
+    for n, arena in enumerate(t.arenas):
+        if not arena.id.isascii() or not arena.id.isalnum() or len(arena.id) > 32:
+            raise ConfigError(f"tournaments.arenas[{n}].id: {_show(arena.id)} is not a tournament id "
+                              "(letters and digits, as in lichess.org/tournament/ID)")
+        if arena.id in seen:
+            raise ConfigError(f"tournaments.arenas[{n}].id: {arena.id} is listed twice")
+        seen.add(arena.id)
 
 
 def _check_tablebase(t: TablebaseConfig) -> None:
@@ -683,6 +726,8 @@ def as_dict(cfg: Config) -> dict[str, Any]:
     out.pop("token_source")
     out.pop("source")
     out["token"] = redacted(cfg.token)
+    for arena in out["tournaments"]["arenas"]:
+        arena["password"] = redacted(arena["password"]) if arena["password"] else ""
     return out
 
 

@@ -244,6 +244,12 @@ class Pauses:
         with self._lock:
             return max(0.0, self._until.get(kind, 0.0) - time.monotonic())
 
+    def active(self) -> dict[str, float]:
+        """The pauses running now: kind -> seconds left."""
+        with self._lock:
+            now = time.monotonic()
+            return {kind: until - now for kind, until in self._until.items() if until > now}
+
     def wait(self, kind: str, stop: threading.Event | None = None) -> bool:
         """Block until requests of `kind` may go; False if `stop` was set meanwhile."""
         while True:
@@ -351,12 +357,14 @@ class Lichess:
         return bots, bad
 
     def create_challenge(self, username: str, *, rated: bool, clock: tuple[int, int] | None = None,
-                         days: int | None = None, variant: str = "standard") -> dict[str, Any]:
+                         days: int | None = None, variant: str = "standard",
+                         color: str | None = None) -> dict[str, Any]:
         """`POST /api/challenge/{username}`: the challenge JSON (with its `id`). Never sent twice: a
         retry after a cut could create a second challenge."""
         limit, increment = clock if clock is not None else (None, None)
         return self._call(self.MATCHMAKING, lambda: self.client.challenges.create(
-            username, rated, clock_limit=limit, clock_increment=increment, days=days, variant=variant),
+            username, rated, clock_limit=limit, clock_increment=increment, days=days, variant=variant,
+            color=color),
             idempotent=False)
 
     def cancel_challenge(self, challenge_id: str) -> None:
@@ -404,6 +412,41 @@ class Lichess:
 
     def claim_victory(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self._raw.post(f"/api/bot/game/{game_id}/claim-victory"))
+
+    # Tournaments: one kind for all, so a 429 on joins pauses only joins and withdrawals.
+    TOURNAMENT = "tournament"
+
+    def join_arena(self, tournament_id: str, password: str | None = None, team: str | None = None) -> None:
+        """`POST /api/tournament/{id}/join`. Not berserk's `join_arena`: it sends the entry code in the
+        URL's query (where proxies log it); here it goes in the form body, as lila's form reads it."""
+        form = {k: v for k, v in (("password", password), ("team", team)) if v}
+        path = f"/api/tournament/{tournament_id}/join"
+        self._call(self.TOURNAMENT, lambda: self._raw.post(path, data=form))
+
+    def withdraw_arena(self, tournament_id: str) -> None:
+        """`POST /api/tournament/{id}/withdraw`: a pause once the arena started, leaving before."""
+        self._call(self.TOURNAMENT, lambda: self.client.tournaments.withdraw_arena(tournament_id))
+
+    def arena(self, tournament_id: str) -> dict[str, Any]:
+        """`GET /api/tournament/{id}` (isStarted, isFinished, secondsToFinish ...)."""
+        data = self._call(self.TOURNAMENT, lambda: self._raw.get(f"/api/tournament/{tournament_id}"))
+        if not isinstance(data, dict):
+            raise TransientError(f"/api/tournament/{tournament_id} answered {repr(data)[:60]}")
+        return data
+
+    def swiss_exists(self, tournament_id: str) -> bool:
+        """`GET /api/swiss/{id}`: True when a Swiss tournament has this id (404: False)."""
+        try:
+            self._call(self.TOURNAMENT, lambda: self._raw.get(f"/api/swiss/{tournament_id}"), retries=0)
+        except ClientError as e:
+            if e.status == 404:
+                return False
+            raise
+        return True
+
+    def join_swiss(self, tournament_id: str) -> None:
+        """`POST /api/swiss/{id}/join` (lila refuses bot accounts: 403)."""
+        self._call(self.TOURNAMENT, lambda: self._raw.post(f"/api/swiss/{tournament_id}/join"), retries=0)
 
     def _call(self, kind: str, fn: Callable[[], T], retries: int | None = None, idempotent: bool = True) -> T:
         """One request: wait out a pause of its kind, retry transient failures with backoff.

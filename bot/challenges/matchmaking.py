@@ -330,6 +330,14 @@ class Matchmaker:
     def on_game_start(self, gid: str) -> None:
         self._post("started", gid)
 
+    def next_attempt_s(self) -> float | None:
+        """Seconds until the next challenge may go (the console's `status`); None while one of ours
+        waits for its answer."""
+        if self.pending is not None:
+            return None
+        due = max(max(self._last_busy, self._last_try) + self.cfg.idle_s, self._paused_until)
+        return max(0.0, due - time.monotonic())
+
     def wake(self) -> None:
         """A slot freed or the bot stops: look again now."""
         with self._cv:
@@ -443,7 +451,7 @@ class Matchmaker:
         now = time.monotonic()
         if self.pending is not None:
             return
-        if self.slots.count() > 0:
+        if self.slots.count() > 0 or not self.slots.free():  # a game, or the slot kept for an arena's
             self._last_busy = now
             return
         if (now < max(self._last_busy, self._last_try) + self.cfg.idle_s or now < self._paused_until

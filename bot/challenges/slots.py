@@ -3,7 +3,9 @@
 A slot is taken when a challenge is accepted (before the POST, so a burst of challenges cannot
 overshoot), kept while the game runs, and freed at gameFinish or when the game's thread ends. The
 matchmaker's own challenge holds one too (`reserve`, taken before it is sent), so incoming challenges
-and our own never start more games than `challenge.concurrency` together. The main loop
+and our own never start more games than `challenge.concurrency` together. While the bot is in a
+Lichess arena one slot is kept for the games lila pairs it into (`keep`): challenges and the
+matchmaker see it taken unless an arena game holds it already. The main loop
 (bot/process/runner.py) owns the Slots; the matchmaker (bot/challenges/matchmaking.py) is lent them.
 """
 
@@ -32,13 +34,15 @@ class Slots:
         self._lock = threading.Lock()
         self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
         self._pending: set[str] = set()  # our own challenges: no expiry, the matchmaker releases them
+        self._arena: set[str] = set()  # games of an arena (lila pairs them: never refused, always held)
+        self._kept = 0  # slots kept for arena games while the bot is in an arena (bot/process/arenas.py)
         self._on_release = on_release  # a slot may have freed: wakes the challenge desk
 
     def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision:
         """Decide with the current count and, if accepted, take the slot, both under the lock."""
         with self._lock:
             self._expire()
-            decision = decide_with(self._count())
+            decision = decide_with(self._busy())
             if decision.accept:
                 self._held[cid] = time.monotonic()
             return decision
@@ -50,7 +54,7 @@ class Slots:
         and `unreserve` gives it back when the challenge is declined, cancelled or timed out."""
         with self._lock:
             self._expire()
-            if self._count() >= self.limit:
+            if self._busy() >= self.limit:
                 return False
             self._pending.add(key)
             return True
@@ -81,22 +85,36 @@ class Slots:
         with self._lock:
             return gid in self._held and self._held[gid] is None
 
-    def hold(self, gid: str) -> None:
+    def hold(self, gid: str, arena: bool = False) -> None:
         """A game runs: keep (or take) its slot; our challenge's reservation of the same id carries over.
-        Games already in progress count even over the limit."""
+        Games already in progress count even over the limit, and so do an arena's (`arena`): lila pairs
+        them without asking, and the slot kept for them is theirs."""
         with self._lock:
             self._pending.discard(gid)
             self._held[gid] = None
+            if arena:
+                self._arena.add(gid)
+
+    def keep(self, n: int) -> None:
+        """Keep `n` slots for arena games (0 once the bot is in no arena any more)."""
+        with self._lock:
+            self._kept = n
+        if self._on_release is not None:
+            self._on_release()
 
     def release(self, gid: str) -> None:
         with self._lock:
             self._held.pop(gid, None)
             self._pending.discard(gid)
+            self._arena.discard(gid)
         if self._on_release is not None:
             self._on_release()
 
     def free(self) -> bool:
-        return self.count() < self.limit
+        """A slot for a challenge (ours or theirs): the slots kept for arena games are not free."""
+        with self._lock:
+            self._expire()
+            return self._busy() < self.limit
 
     def count(self) -> int:
         with self._lock:
@@ -105,6 +123,10 @@ class Slots:
 
     def _count(self) -> int:
         return len(self._held) + len(self._pending)
+
+    def _busy(self) -> int:
+        """The count a challenge is judged by: the games, plus the kept slots no arena game holds yet."""
+        return self._count() + max(0, self._kept - len(self._arena))
 
     def _expire(self) -> None:
         now = time.monotonic()

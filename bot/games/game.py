@@ -66,6 +66,9 @@ DRAW_OFFER_GAP_PLIES = 20
 # initial clock in faster games.
 DRAW_OFFER_MIN_OPPONENT_MS = 30_000
 UNKNOWN = -1  # the takebacks accepted in a game found in progress (see _setup)
+# An arena draw in fewer plies earns neither player a point (lila arena ScoringSystem, Pairing.quickDraw:
+# turns < 20); lila does not forbid the offer, so the bot simply neither offers nor accepts one before.
+ARENA_QUICK_DRAW_PLIES = 20
 
 
 class BadData(ValueError):
@@ -116,6 +119,8 @@ class Game:
         self.increment_ms = 0
         self.initial_ms: int | None = None  # the game's initial clock: scales the time reserve
         self.correspondence = False
+        self.tournament_id: str | None = None  # an arena game (gameFull's tournamentId)
+        self.clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
         self._moved_at_ply = -1  # the ply count at which we last posted a move
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
@@ -302,10 +307,13 @@ class Game:
         self.increment_ms = clock_ms(clock.get("increment")) or 0
         self.initial_ms = clock_ms(clock.get("initial"))
         self.correspondence = full.get("speed") == "correspondence" or not clock
+        tid = full.get("tournamentId")
+        self.tournament_id = tid[:32] if isinstance(tid, str) and tid else None
         self._note_players(full, white, black, variant)
-        log.info("game %s: %s vs %s, %s %s, we play %s%s", self.id, white.get("name"), black.get("name"),
+        log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, white.get("name"), black.get("name"),
                  variant, full.get("speed"), chess.COLOR_NAMES[self.color],
-                 f", from {self.initial_fen}" if self.initial_fen else "")
+                 f", from {self.initial_fen}" if self.initial_fen else "",
+                 f", arena {self.tournament_id}" if self.tournament_id else "")
         if variant not in PLAYABLE_VARIANTS:
             self._give_up(f"variant {variant[:40]} is beyond the engine")
             self._playable = False
@@ -346,6 +354,7 @@ class Game:
         r.increment_ms = self.increment_ms
 
     def _on_state(self, state: dict[str, Any], received: float) -> None:
+        self.clocks_ms = (clock_ms(state.get("wtime")), clock_ms(state.get("btime")))  # for `status`
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
@@ -570,6 +579,8 @@ class Game:
         d = self.cfg.draw
         recent = self.scores[-moves_needed:]
         assert self.position is not None
+        if self.tournament_id is not None and self.position.ply < ARENA_QUICK_DRAW_PLIES:
+            return False
         return (self.position.board.fullmove_number > d.min_moves and len(recent) == moves_needed
                 and all(abs(s) <= d.max_score_pawns * PAWN for s in recent))
 

@@ -5,6 +5,8 @@
     umax-bot --sandbox                 play one game against the built-in local sandbox and print it
     umax-bot upgrade [--yes]           turn the token's account into a bot account (irreversible)
     umax-bot check-config              validate the config and print the effective settings
+    umax-bot join ID [--password CODE] [--team TEAM]   join a Lichess arena that allows bots
+    umax-bot withdraw ID               leave an arena (a pause once it has started)
 
 Settings: --config, else the file named by BOT_CONFIG, else the YAML text in BOT_CONFIG_YAML, else
 config.yml, else the defaults. With no token at all (neither LICHESS_BOT_TOKEN nor `token:`) the
@@ -40,9 +42,16 @@ EPILOG = """commands:
   play           play on Lichess (or the server at `url:`) until stopped; the default. With no token
                  (LICHESS_BOT_TOKEN or `token:`) it plays one game in the local sandbox instead.
                  Ctrl-C: finish the running games, then exit; twice, or SIGTERM: exit now, the games
-                 resume at the next start
+                 resume at the next start (either way it first withdraws from the arenas it joined)
   upgrade        turn the token's account into a bot account (irreversible; --yes skips the question)
   check-config   validate the config, print the effective settings and the memory plan
+  join ID        join the Lichess arena ID (one that allows bots) with the configured token, while
+                 the bot runs or before it starts; --password CODE for an entry code, --team TEAM for
+                 a team battle. Prints Lichess's answer in one line. Exit 0 joined, 1 refused (the
+                 reason is printed; a Swiss tournament refuses bots), 3 try later (HTTP 429: how long)
+  withdraw ID    leave the arena ID before it starts, or pause in it once started (same exit codes)
+  the console    while `play` runs in a terminal, type `help` for the commands it takes (status,
+                 challenge, matchmaking on|off, join, withdraw, abort, resign, quit): docs/CONSOLE.md
 
 related: python -m engine --help (the UCI engine, bench, compile); python -m bot.sandbox (a local
 Lichess stand-in). Docs: README.md and docs/ (configuration: docs/CONFIGURATION.md)."""
@@ -69,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "upgrade":
             return _upgrade(cfg, assume_yes=args.yes)
+        if args.command in ("join", "withdraw"):
+            return _tournament(cfg, args)
         mem = memory.plan(cfg)  # settings that cannot fit this machine stop here, demo or not
         if args.sandbox or not cfg.token:
             from bot.process.demo import run_demo
@@ -90,8 +101,12 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="umax-bot",
                                 description="A Lichess bot playing micro-Max 4.5 (numba port).",
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("command", nargs="?", choices=["play", "upgrade", "check-config"], default="play",
-                   help="play (default), upgrade the account to a bot account, or check the config")
+    p.add_argument("command", nargs="?", choices=["play", "upgrade", "check-config", "join", "withdraw"],
+                   default="play", help="play (default), upgrade the account to a bot account, check the "
+                   "config, join or withdraw from an arena")
+    p.add_argument("tournament", nargs="?", help="join/withdraw: the arena's id")
+    p.add_argument("--password", help="join: the arena's entry code")
+    p.add_argument("--team", help="join: the team to play for in a team battle")
     p.add_argument("--config", "-c", help=f"YAML config file (default: the file named by {CONFIG_PATH_ENV}, "
                    f"else the YAML in {CONFIG_YAML_ENV}, else {DEFAULT_CONFIG} if it exists)")
     p.add_argument("--sandbox", action="store_true", help="play one game against the local sandbox")
@@ -118,6 +133,7 @@ def _fail(message: str) -> int:
 
 
 def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
+    from bot.process.console import Console
     from bot.process.runner import Runner, StartupError
 
     fixed_mmap_threshold()
@@ -139,6 +155,8 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    if Console.wanted():  # a person at a terminal; a dyno or a pipe gets no console
+        runner.on_ready = Console(runner).start
     try:
         code = runner.run()
     except StartupError as e:
@@ -161,6 +179,23 @@ def fixed_mmap_threshold(threshold: int = 1 << 20) -> bool:
         return bool(libc.mallopt(M_MMAP_THRESHOLD, threshold))
     except (OSError, AttributeError):
         return False
+
+
+def _tournament(cfg: Config, args: argparse.Namespace) -> int:
+    """`join ID` / `withdraw ID`: one request with the configured token, Lichess's answer in one line."""
+    from bot.process import arenas
+
+    if not args.tournament:
+        return _fail(f"{args.command}: which arena? e.g. 'python -m bot {args.command} AbCd1234'")
+    if not cfg.token:
+        return _fail(f"no token: set LICHESS_BOT_TOKEN or token: in the config ({cfg.url})")
+    li = Lichess(cfg.token, cfg.url, cfg.network)
+    if args.command == "join":
+        out = arenas.join(li, args.tournament, password=args.password, team=args.team)
+    else:
+        out = arenas.withdraw(li, args.tournament)
+    print(redact(out.line), file=sys.stdout if out.ok else sys.stderr, flush=True)
+    return out.code
 
 
 def _upgrade(cfg: Config, assume_yes: bool) -> int:

@@ -24,6 +24,15 @@ two never start more games than `challenge.concurrency` together (bot/challenges
 Correspondence games hold no slot: they count against `challenge.correspondence_concurrency` and
 are visited once per move (bot/games/correspondence.py).
 
+Lichess arenas (bot/process/arenas.py): the ones of `tournaments.arenas` are joined at start-up, the
+console joins and leaves others. While the bot is in one, a slot is kept for the games lila pairs it
+into (`Slots.keep`); an arena game (a gameStart with a tournamentId) always holds its slot. Any stop
+or drain first withdraws from every arena joined, so lila pairs the bot no more.
+
+The console (bot/process/console.py, only when stdin is a terminal) is started by `on_ready` once the
+bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `queued`,
+`drain`, `request_stop`, `arenas`).
+
 Two ways to stop. `request_stop()` (SIGTERM, a dyno restart): no new challenges, running searches
 finish their move (within `game.shutdown_grace_s`), and the process exits; the games go on on the
 server and are resumed by the next start. `drain()` (the first Ctrl-C, or `game.quit_after_games`
@@ -46,7 +55,7 @@ from typing import Any
 from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.policy import Decision, decide, describe, is_correspondence
 from bot.challenges.slots import Slots
-from bot.config import Config, ConfigError
+from bot.config import ArenaEntry, Config, ConfigError
 from bot.games.correspondence import Correspondence
 from bot.games.game import Game
 from bot.games.position import EngineLike
@@ -61,6 +70,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
+from bot.process.arenas import PAUSED, Membership
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
@@ -134,6 +144,11 @@ class Runner:
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
         self.correspondence = Correspondence(self.li, cfg.game.correspondence_checkin_s, visit=self._visit,
                                              stop=self.stop)
+        # Lichess arenas joined (config, console): a slot is kept for their games while there is one.
+        self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
+        self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
+        self._matchmaking_off = threading.Event()
+        self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -145,6 +160,7 @@ class Runner:
             self.stop.set()
         self.correspondence.wake()
         self._no_new_games()
+        self._leave_arenas()
 
     def drain(self, why: str) -> None:
         """Exit when the games running now are over; take no new ones meanwhile."""
@@ -155,8 +171,41 @@ class Runner:
         log.info("%s: no new games; exiting when the %d running game(s) are over%s", why, running,
                  " (Ctrl-C again to exit now; the games resume after the next start)" if running else "")
         self._no_new_games()
+        self._leave_arenas()
+
+    def _leave_arenas(self) -> None:
+        """At a stop or a drain: withdraw from every arena, so that lila pairs the bot no more (in a
+        thread: this runs in a signal handler too)."""
+        if self._leaving is None and self.arenas.joined():
+            self._leaving = threading.Thread(target=self.arenas.withdraw_all, name="arena-withdraw",
+                                             daemon=True)
+            self._leaving.start()
+
+    def _start_matchmaker(self) -> None:
+        self._matchmaking_off = threading.Event()  # set by `matchmaking off` and by a stop or drain
+        self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
+                                     me=self.me, account=self.account, stop=self._matchmaking_off,
+                                     busy_with=self._opponents)
+        self.matchmaker.start()
+
+    def set_matchmaking(self, on: bool) -> str:
+        """The console's `matchmaking on|off`: one line saying what happened."""
+        if on:
+            if self.no_new_games.is_set():
+                return "matchmaking: the bot is stopping and takes no new games"
+            if self.matchmaker is not None:
+                return "matchmaking is on already"
+            self._start_matchmaker()
+            return f"matchmaking on: a challenge after {self.cfg.matchmaking.idle_s:g} s without a game"
+        mm, self.matchmaker = self.matchmaker, None
+        if mm is None:
+            return "matchmaking is off already"
+        self._matchmaking_off.set()
+        mm.wake()  # it cancels its pending challenge and ends
+        return "matchmaking off: no more challenges of ours"
 
     def _no_new_games(self) -> None:
+        self._matchmaking_off.set()
         self.no_new_games.set()
         with self._inbox_cv:
             self._inbox_cv.notify_all()
@@ -189,11 +238,11 @@ class Runner:
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
             threading.Thread(target=self._desk, name="challenges", daemon=True).start()
             self.correspondence.start()
+            threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
+            if self.on_ready is not None:
+                self.on_ready()
             if self.cfg.matchmaking.enabled and not self.no_new_games.is_set():
-                self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
-                                             me=self.me, account=self.account, stop=self.no_new_games,
-                                             busy_with=self._opponents)
-                self.matchmaker.start()
+                self._start_matchmaker()
             while not self.stop.wait(0.5):
                 if self._drained():
                     self.request_stop("every game is over")
@@ -276,7 +325,41 @@ class Runner:
                      else "", gid, opponent.get("username") if isinstance(opponent, dict) else None)
             self.start_game(gid, g)
 
+    def _arena_watch(self) -> None:
+        """Join the arenas of the config, then ask now and then whether the joined ones are over: the
+        slot kept for arena games is freed with the last one."""
+        waiting = list(self.cfg.tournaments.arenas)  # still to join
+        while True:
+            waiting = self._join_arenas(waiting)
+            if self.no_new_games.wait(self.cfg.tournaments.check_every_s):
+                return
+            for tid in self.arenas.joined():
+                try:
+                    info = self.li.arena(tid)
+                except LichessError as e:
+                    log.debug("arena %s: no news (%s)", tid, e)
+                    continue
+                if info.get("isFinished") is True:
+                    log.info("arena %s is over", tid)
+                    self.arenas.forget(tid)
+
+    def _join_arenas(self, entries: list[ArenaEntry]) -> list[ArenaEntry]:
+        """Join these arenas of the config; returns those to try again: the ones where a pause is not
+        over (a restart right after the withdrawal of a stop, lila Pause.scala: up to 2 minutes)."""
+        again = []
+        for entry in entries:
+            if self.no_new_games.is_set():
+                return []
+            out = self.arenas.join(entry.id, entry.password or None, entry.team or None)
+            (log.info if out.ok else log.warning)("tournaments.arenas: %s%s", out.line,
+                                                  "; trying again later" if out.reason == PAUSED else "")
+            if out.reason == PAUSED:
+                again.append(entry)
+        return again
+
     def _shutdown(self) -> None:
+        if self._leaving is not None:
+            self._leaving.join(5.0)  # the withdrawals go out before anything else ends
         if self.matchmaker is not None:
             self.matchmaker.join(5.0)  # it cancels its pending challenge
         with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
@@ -572,7 +655,7 @@ class Runner:
             existing = self.games.get(gid)
             if existing is not None and existing.alive:
                 return
-            self.slots.hold(gid)
+            self.slots.hold(gid, arena=isinstance(info, dict) and bool(info.get("tournamentId")))
             game = self._make_game(gid, visit=False)
             self.games[gid] = game
             game.start()  # inside the lock, so _shutdown() sees it alive
@@ -621,6 +704,15 @@ class Runner:
         with self._games_lock:
             # A finished game's thread is still writing its record and saying goodbye: it counts.
             return [g for g in self.games.values() if g.alive and not g.visit]
+
+    def running_games(self) -> list[Game]:
+        """The real-time games running now (the console's status, abort and resign)."""
+        return self._realtime_games()
+
+    def queued(self) -> list[str]:
+        """The ids of the challenges waiting for a slot, oldest first."""
+        with self._inbox_cv:
+            return [str(ch.get("id")) for ch, _ in self.queue]
 
     def _visiting(self) -> bool:
         with self._games_lock:

@@ -20,6 +20,9 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
        /takeback/{word}, /claim-victory
+  POST /api/tournament/{id}/join, /withdraw        arenas (arenas.py): Sandbox.add_arena(...), pairing
+  GET  /api/tournament/{id}                        passes that pick up the joined bot, tournamentId in
+  POST /api/swiss/{id}/join, GET /api/swiss/{id}   gameStart/gameFull; a Swiss refuses bots (403)
   GET  /standard?fen=...                           the tablebase service's stand-in (no token; answers
                                                    computed from Syzygy files: Sandbox(tablebase_dir=...);
                                                    404 without it; see tablebase.py)

@@ -12,6 +12,7 @@ import chess
 
 from . import faults as flt
 from . import wire
+from .arenas import Arena, Tournaments, pairing_thread
 from .model import Challenge, Game, Player, SparringBot, World
 from .opponents import (
     AcceptAll,
@@ -129,6 +130,7 @@ class Sandbox:
                            gone_tick_s=gone_tick_s, bot_games_per_day=bot_games_per_day,
                            bot_limit_reset_s=bot_limit_reset_s, event_stream_limit=event_stream_limit)
         self.runner = Runner(self.world, opponent_think_s)
+        self.tournaments = Tournaments(self.world)  # arenas and Swiss (bot/sandbox/arenas.py)
         self._log: list[RequestRecord] = []
         self._details: list[RequestDetail] = []
         self._log_lock = threading.Lock()
@@ -147,6 +149,7 @@ class Sandbox:
             self.tablebase = TablebaseStandIn(self.tablebase_dir)
         self._listen()
         self.runner.start()
+        self.runner.run_thread(pairing_thread, "sandbox-arenas", self.tournaments, self.runner.stopping)
         return self
 
     def _listen(self) -> None:
@@ -329,6 +332,58 @@ class Sandbox:
             return c.status
 
     # --- games -----------------------------------------------------------------------------------
+    # --- tournaments (bot/sandbox/arenas.py) --------------------------------------------------------
+    def add_arena(self, tid: str | None = None, *, starts_in_s: float = 0.0, minutes: float = 60.0,
+                  clock: tuple[int, int] = (60, 0), opponent: Callable[[], Opponent] | None = None,
+                  **options: Any) -> str:
+        """An arena starting `starts_in_s` from now and lasting `minutes`; `opponent` makes the sandbox
+        player the bot meets at each pairing (random moves by default); `options`: Arena's fields
+        (bots_allowed, password, teams, by_lichess, pairing_every_s, pairings_closed_s, pause_s, rated)."""
+        now = time.monotonic()
+        with self.world.cond:
+            tid = tid or self.world.new_id()
+            seeds = random.Random(self.rng.randrange(1 << 30))
+            make = opponent or (lambda: RandomOpponent(seeds.randrange(1 << 30)))
+            start = now + starts_in_s
+            self.tournaments.add_arena(Arena(id=tid, name=f"Arena {tid}", clock=clock, starts_at=start,
+                                             ends_at=start + minutes * 60, opponent=make, **options))
+        return tid
+
+    def add_swiss(self, tid: str) -> str:
+        with self.world.cond:
+            self.tournaments.swiss.add(tid)
+        return tid
+
+    def set_bot_teams(self, *teams: str) -> None:
+        with self.world.cond:
+            self.tournaments.bot_teams = set(teams)
+
+    def set_join_limit(self, credits: int, window_s: float = 600.0) -> None:
+        """lila's 30 join-or-resume requests per 10 minutes (429 beyond), smaller for a test."""
+        with self.world.cond:
+            self.tournaments.join_limit = (credits, window_s)
+
+    def set_new_arena_credits(self, credits: int, window_s: float = 3600.0) -> None:
+        """lila's 8 credits an hour for joining arenas the bot is not in yet (2 per arena made by a
+        user, 1 per arena made by Lichess; spent before any other check), changed for a test."""
+        with self.world.cond:
+            self.tournaments.new_arena_credits = (credits, window_s)
+            self.tournaments._new_joins.clear()
+
+    def arena(self, tid: str) -> Arena:
+        """The arena itself (read it under `world.cond`, or through wait_until)."""
+        with self.world.cond:
+            arena = self.tournaments.get(tid)
+            if arena is None:
+                raise KeyError(tid)
+            return arena
+
+    def end_arena(self, tid: str) -> None:
+        """The arena's time is up now."""
+        with self.world.cond:
+            self.arena(tid).ends_at = time.monotonic()
+            self.world.cond.notify_all()
+
     def start_game(self, opponent: Opponent | None = None, bot_color: str = "white",
                    clock: tuple[int, int] | None = (60, 0), initial_fen: str | None = None,
                    moves: list[str] | tuple[str, ...] = (), *, days: int | None = None,

@@ -260,6 +260,7 @@ class Game:
         self.think_s: float | None = options.get("think_s")
         self.no_start_s = no_start_s
         self.source = "friend"
+        self.tournament_id: str | None = None  # an arena game (bot/sandbox/arenas.py)
         self.created_ms = int(time.time() * 1000)
         self.moves: list[str] = []          # as sent on the wire (castling per castling_kxr)
         self.plies_in_game = 0              # moves made since this game was created (clock start rule)
@@ -619,7 +620,7 @@ class World:
     def create_game(self, *, gid: str | None, white: Player, black: Player, bot_color: str, variant: str,
                     rated: bool, clock: tuple[int, int] | None, days: int | None, initial_fen: str | None,
                     moves: tuple[str, ...] | list[str], opponent: Opponent,
-                    options: dict[str, Any]) -> Game:
+                    options: dict[str, Any], tournament_id: str | None = None) -> Game:
         with self.cond:
             gid = gid or self.new_id()
             if variant == "chess960" and initial_fen is None:
@@ -634,6 +635,8 @@ class World:
                 g.moves.append(g.render(mv))
                 board.push(mv)
             g.plies_in_game = len(g.moves)
+            if tournament_id is not None:
+                g.tournament_id, g.source = tournament_id, "arena"
             self.games[gid] = g
             if (black if white is self.bot else white).title == "BOT":
                 self.bot_games(time.monotonic())

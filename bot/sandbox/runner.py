@@ -23,6 +23,10 @@ class Runner:
     def start(self) -> None:
         self._spawn(self._referee, "sandbox-referee")
 
+    def run_thread(self, target: object, name: str, *args: object) -> None:
+        """Another background thread, stopped with the others (the arenas' pairing passes)."""
+        self._spawn(target, name, *args)
+
     def _spawn(self, target: object, name: str, *args: object) -> None:
         t = threading.Thread(target=target, args=args, name=name, daemon=True)  # type: ignore[arg-type]
         with self._lock:

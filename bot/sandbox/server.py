@@ -23,6 +23,7 @@ from . import faults, wire
 from .model import CLOSE, CUT, ApiError, Subscriber, World
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .arenas import Tournaments
     from .tablebase import TablebaseStandIn
 
 
@@ -31,6 +32,7 @@ class App(Protocol):
     here so that the server does not import the module that imports it."""
 
     world: World
+    tournaments: Tournaments
     faults: faults.FaultInjector
     tablebase: TablebaseStandIn | None
     token: str
@@ -87,6 +89,11 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/draw/(?P<accept>[^/]+)", "h_draw"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/takeback/(?P<accept>[^/]+)", "h_takeback"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/claim-victory", "h_claim_victory"),
+        ("POST", r"/api/tournament/(?P<tid>[^/]+)/join", "h_arena_join"),
+        ("POST", r"/api/tournament/(?P<tid>[^/]+)/withdraw", "h_arena_withdraw"),
+        ("GET", r"/api/tournament/(?P<tid>[^/]+)", "h_arena"),
+        ("POST", r"/api/swiss/(?P<tid>[^/]+)/join", "h_swiss_join"),
+        ("GET", r"/api/swiss/(?P<tid>[^/]+)", "h_swiss"),
     ]
 ]
 
@@ -387,6 +394,23 @@ class Handler(BaseHTTPRequestHandler):
         self._require_bot()
         self.world.bot_claim_victory(gid)
         return {"ok": True}
+
+    def h_arena_join(self, query: dict[str, str], body: Any, tid: str) -> Any:
+        """lila Tournament.apiJoin: the form's password and team, from the body or the query."""
+        form = {**query, **(body if isinstance(body, dict) else {})}
+        return self.app.tournaments.join(tid, form.get("password") or None, form.get("team") or None)
+
+    def h_arena_withdraw(self, query: dict[str, str], body: Any, tid: str) -> Any:
+        return self.app.tournaments.withdraw(tid)
+
+    def h_arena(self, query: dict[str, str], body: Any, tid: str) -> Any:
+        return self.app.tournaments.arena_json(tid)
+
+    def h_swiss_join(self, query: dict[str, str], body: Any, tid: str) -> Any:
+        return self.app.tournaments.swiss_join(tid)
+
+    def h_swiss(self, query: dict[str, str], body: Any, tid: str) -> Any:
+        return self.app.tournaments.swiss_json(tid)
 
     def h_event_stream(self, query: dict[str, str], body: Any) -> None:
         self._stream(self.world.subscribe_events())

@@ -245,6 +245,8 @@ def game_full_json(g: Game) -> dict[str, Any]:
         out["clock"] = {"initial": g.clock[0] * 1000, "increment": g.clock[1] * 1000}
     elif g.days is not None:
         out["daysPerTurn"] = g.days
+    if g.tournament_id is not None:
+        out["tournamentId"] = g.tournament_id
     return out
 
 
@@ -279,4 +281,6 @@ def game_event_info(g: Game) -> dict[str, Any]:
         out["winner"] = g.winner
     if g.rated and g.status not in ("started", "created"):
         out["ratingDiff"] = 0
+    if g.tournament_id is not None:
+        out["tournamentId"] = g.tournament_id
     return out

@@ -1,0 +1,162 @@
+"""Lichess arenas: joining and leaving them, what the bot is in, and the one line that says so.
+
+What lila does (docs/LICHESS.md, "Tournaments"): a bot may join an arena whose conditions allow
+bots, with its bot:play token; lila then pairs it by itself at every pairing pass while it is in the
+arena, not playing there and not withdrawn, so the bot only keeps a game slot for it (the runner,
+bot/challenges/slots.py `keep`) and plays what arrives (gameStart with a tournamentId). Withdrawing
+from a started arena is a pause; before the start it leaves. Swiss tournaments refuse bot accounts.
+
+`join()` and `withdraw()` are shared by the one-shot commands (`python -m bot join ID`), the console
+and the runner: each gives an `Outcome`, a line for the owner and an exit code.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped
+
+log = logging.getLogger(__name__)
+
+# Lichess tournament ids are 8 letters and digits; anything else must not become part of a path.
+TOURNAMENT_ID = re.compile(r"[A-Za-z0-9]{1,32}")
+
+OK, REFUSED, TRY_LATER = 0, 1, 3  # exit codes (2 is the CLI's bad configuration / token)
+PAUSED = "Your pause is not over yet"  # lila Pause.scala: 10 s to 2 min after a withdrawal in the top 7
+
+# lila's 400 answers to a join (Tournament.JoinResult), and what the owner can do about each.
+HINTS = {
+    "Tournament restrictions": "the arena's conditions refuse this account (bots not allowed, rating, "
+                               "team or account age)",
+    "Wrong entry code": "give the arena's entry code with --password",
+    "Missing team": "a team battle: give one of its teams the bot is a member of with --team",
+    PAUSED: "the bot withdrew from this arena a short while ago; join again later",
+    "You are joining too many tournaments": "Lichess limits how many new arenas an account joins per "
+                                            "hour; try again later",
+    "This tournament no longer exists": "no arena has this id, or it is over",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int      # OK, REFUSED or TRY_LATER
+    line: str      # one line for the owner
+    reason: str = ""  # lila's error text, when it refused
+
+    @property
+    def ok(self) -> bool:
+        return self.code == OK
+
+
+def valid_id(tid: str) -> bool:
+    return bool(TOURNAMENT_ID.fullmatch(tid))
+
+
+def join(li: Lichess, tid: str, password: str | None = None, team: str | None = None) -> Outcome:
+    """Join arena `tid`; a Swiss (found when no arena has the id) gets lila's refusal of bots."""
+    if not valid_id(tid):
+        return Outcome(REFUSED, f"join {tid!r}: not a tournament id (letters and digits)")
+    try:
+        li.join_arena(tid, password=password, team=team)
+    except ClientError as e:
+        message = str(e).removeprefix(f"HTTP {e.status}: ")
+        if message == "This tournament no longer exists":
+            swiss = _swiss_answer(li, tid)
+            if swiss is not None:
+                return swiss
+        hint = HINTS.get(message)
+        return Outcome(REFUSED, f"join {tid}: refused by Lichess (HTTP {e.status}: {message})"
+                                + (f": {hint}" if hint else ""), message)
+    except RateLimited as e:
+        return Outcome(TRY_LATER, f"join {tid}: Lichess says too many requests (HTTP 429): try again in "
+                                  f"{e.pause_s:.0f} s")
+    except (LichessError, Stopped) as e:
+        return Outcome(TRY_LATER, f"join {tid}: no answer from Lichess ({e}); try again later")
+    return Outcome(OK, f"join {tid}: joined (HTTP 200); Lichess pairs the bot at its next pairing pass")
+
+
+def _swiss_answer(li: Lichess, tid: str) -> Outcome | None:
+    """No arena has this id: when a Swiss has it, lila's answer to a join (403 for a bot account)."""
+    try:
+        if not li.swiss_exists(tid):
+            return None
+        li.join_swiss(tid)
+    except ClientError as e:
+        message = str(e).removeprefix(f"HTTP {e.status}: ")
+        return Outcome(REFUSED, f"join {tid}: a Swiss tournament, refused by Lichess (HTTP {e.status}: "
+                                f"{message}); bots may play only arenas that allow bots")
+    except LichessError:
+        return None
+    return Outcome(OK, f"join {tid}: joined the Swiss tournament (HTTP 200)")
+
+
+def withdraw(li: Lichess, tid: str) -> Outcome:
+    if not valid_id(tid):
+        return Outcome(REFUSED, f"withdraw {tid!r}: not a tournament id (letters and digits)")
+    try:
+        li.withdraw_arena(tid)
+    except ClientError as e:
+        message = str(e).removeprefix(f"HTTP {e.status}: ")
+        return Outcome(REFUSED, f"withdraw {tid}: refused by Lichess (HTTP {e.status}: {message})")
+    except RateLimited as e:
+        return Outcome(TRY_LATER, f"withdraw {tid}: Lichess says too many requests (HTTP 429): try again "
+                                  f"in {e.pause_s:.0f} s")
+    except (LichessError, Stopped) as e:
+        return Outcome(TRY_LATER, f"withdraw {tid}: no answer from Lichess ({e}); try again later")
+    return Outcome(OK, f"withdraw {tid}: done (HTTP 200): paused if the arena has started, left if not")
+
+
+class Membership:
+    """The arenas this process joined and has not left: the runner keeps a slot while there is one,
+    and withdraws from all of them when it stops."""
+
+    def __init__(self, li: Lichess, on_change: Callable[[int], None] | None = None):
+        self.li = li
+        self._joined: set[str] = set()
+        self._lock = threading.Lock()
+        self._on_change = on_change  # told how many arenas the bot is in now
+        self._left_all = False
+
+    def joined(self) -> list[str]:
+        with self._lock:
+            return sorted(self._joined)
+
+    def join(self, tid: str, password: str | None = None, team: str | None = None) -> Outcome:
+        if self._left_all:
+            return Outcome(REFUSED, f"join {tid}: the bot is stopping and has left its arenas")
+        out = join(self.li, tid, password, team)
+        if out.ok:
+            self._set(tid, True)
+        return out
+
+    def withdraw(self, tid: str) -> Outcome:
+        out = withdraw(self.li, tid)
+        if out.ok or out.code == REFUSED:  # refused (unknown id): not in it either way
+            self._set(tid, False)
+        return out
+
+    def forget(self, tid: str) -> None:
+        """The arena is over: nothing to withdraw from, no slot to keep."""
+        self._set(tid, False)
+
+    def withdraw_all(self) -> None:
+        """Once, at a stop: every arena joined, so that lila pairs the bot no more."""
+        with self._lock:
+            if self._left_all:
+                return
+            self._left_all = True
+        for tid in self.joined():
+            out = self.withdraw(tid)
+            (log.info if out.ok else log.warning)("%s", out.line)
+
+    def _set(self, tid: str, member: bool) -> None:
+        with self._lock:
+            before = len(self._joined)
+            (self._joined.add if member else self._joined.discard)(tid)
+            count = len(self._joined)
+        if count != before and self._on_change is not None:
+            self._on_change(count)
