@@ -2,11 +2,11 @@
 
 Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
-nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``, ``Move
-Overhead``, ``Threads``, ``Thread Scheme``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
-``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any malformed command) is answered with
-``info string ...`` and otherwise ignored: the engine never exits on bad input, only on ``quit`` or
-end of input.
+nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``,
+``Threads``, ``Thread Scheme``, ``Move Overhead``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time
+Soft Percent``, ``Time Adaptive``, ``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any
+malformed command) is answered with ``info string ...`` and otherwise ignored: the engine never exits
+on bad input, only on ``quit`` or end of input.
 
 Search and play in one call -> UCI
 ----------------------------------
