@@ -17,7 +17,7 @@ import pytest
 from bot.config import ConfigError, config_from_dict
 from bot.games.position import GamePosition
 from bot.sandbox import Sandbox
-from bot.sandbox.opponents import Action, Idle, Move, Opponent, OpponentView, Resign
+from bot.sandbox.online import BookOpponent
 from bot.sources.chain import close_all, move_sources
 from bot.sources.online import GameView, OnlineSource, token_for
 from bot.sources.services import build_online_sources
@@ -335,32 +335,6 @@ def test_the_explorer_without_a_token_is_one_log_line_then_off(sandbox, caplog):
 
 
 # ---------------------------------------------------------------- in the bot's games
-
-
-class BookOpponent(Opponent):
-    """Plays the built-in book's heaviest move while there is one (so the stand-ins keep knowing the
-    position), then random moves; resigns at ply `resign_at` if given."""
-
-    def __init__(self, seed: int = 0, think_s: float | None = None, resign_at: int | None = None):
-        import random
-
-        self.rng = random.Random(seed)
-        self.think_s = think_s
-        self.resign_at = resign_at
-        self.reader = chess.polyglot.open_reader(DEFAULT_BOOK)
-
-    def act(self, view: OpponentView) -> Action:
-        board = view.board
-        if self.resign_at is not None and board.ply() >= self.resign_at:
-            return Resign()
-        entries = sorted(self.reader.find_all(board), key=lambda e: -e.weight)
-        if entries:
-            return Move(entries[0].move.uci())
-        legal = list(board.legal_moves)
-        return Move(self.rng.choice(legal).uci()) if legal else Idle()
-
-    def close(self) -> None:
-        self.reader.close()
 
 
 def logged_moves(caplog, gid: str) -> list[tuple[str, str]]:

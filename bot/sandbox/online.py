@@ -26,6 +26,7 @@ every request: service, path, FEN and whether it carried an Authorization header
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ import chess
 import chess.polyglot
 
 from engine.book import DEFAULT_BOOK
+
+from .opponents import Action, Idle, Move, Opponent, OpponentView, Resign
 
 NOT_ANALYSED = {"error": "No cloud evaluation available for that position"}
 OTHER_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR"  # `wrong`: the start position's evaluation...
@@ -228,3 +231,28 @@ def _player_stream(objects: list[dict[str, Any]]) -> Iterator[str]:
     time.sleep(0.02)
     yield ""
     yield json.dumps(objects[1])
+
+
+class BookOpponent(Opponent):
+    """Plays the book's heaviest move while there is one (so the stand-ins keep knowing the game's
+    positions), then random moves; resigns at ply `resign_at` if given."""
+
+    def __init__(self, seed: int = 0, think_s: float | None = None, resign_at: int | None = None,
+                 book: str | Path = DEFAULT_BOOK):
+        self.rng = random.Random(seed)
+        self.think_s = think_s
+        self.resign_at = resign_at
+        self.reader = chess.polyglot.open_reader(str(book))
+
+    def act(self, view: OpponentView) -> Action:
+        board = view.board
+        if self.resign_at is not None and board.ply() >= self.resign_at:
+            return Resign()
+        entries = sorted(self.reader.find_all(board), key=lambda e: (-e.weight, e.move.uci()))
+        if entries:
+            return Move(entries[0].move.uci())
+        legal = list(board.legal_moves)
+        return Move(self.rng.choice(legal).uci()) if legal else Idle()
+
+    def close(self) -> None:
+        self.reader.close()
