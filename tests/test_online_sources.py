@@ -409,3 +409,24 @@ def test_make_config_keeps_the_sources_off():
     with Sandbox() as sb:
         cfg = make_config(sb)
     assert not any(getattr(cfg, k).enabled for k in KEYS)
+
+
+@pytest.mark.slow
+def test_in_a_game_silent_services_cost_their_timeout_then_are_left_alone(sandbox, bot_for, caplog):
+    caplog.set_level(logging.INFO)
+    for key in KEYS:
+        sandbox.online.switches(key).delay_s = 1.5  # never within the 300 ms wait
+    sources_on = {k: {"enabled": True, "url": sandbox.url, "timeout_ms": 300} for k in KEYS}
+    bot_for(max_games=1, book={"enabled": False}, online={"give_up_after": 2}, engine={"ponder": False},
+            **sources_on)
+    gid = sandbox.start_game(BookOpponent(resign_at=16), bot_color="white", clock=(60, 0))
+    assert sandbox.wait_game_over(gid, timeout=60) == "resign"
+    info = sandbox.game(gid)
+    wait_logged(caplog, gid, 8)
+    assert {src for _, src in logged_moves(caplog, gid)} == {"search"}  # the engine played every move
+    # Each source asked in two positions (give_up_after), each costing at most its 300 ms.
+    assert [len(sandbox.online.seen(k)) for k in KEYS] == [2, 2, 2]
+    assert max(info.bot_move_latency[:2]) < 3 * 0.3 + SLACK_MS / 1000
+    assert max(info.bot_move_latency[2:]) < 0.5  # then nothing is asked
+    for name in KEYS.values():
+        assert f"{name}: no move in 2 positions in a row; not asked again in this game" in caplog.text

@@ -26,6 +26,7 @@ whose host is lichess.org's or the host of the server the bot plays on (`url`; t
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import json
 import logging
@@ -72,7 +73,8 @@ class Stats:
     misses: int = 0  # asked, no move: the service does not know the position, or no move good enough
     faults: int = 0  # asked, no move: an error, a timeout, an unusable answer
     skipped: int = 0  # not asked (see skip_reason)
-    waits_ms: list[float] = field(default_factory=list)  # how long each asked position kept the game
+    # how long each asked position kept the game (the latest 10,000)
+    waits_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=10_000))
 
 
 class OnlineSource:
