@@ -307,7 +307,7 @@ def test_a_rate_limit_pauses_that_source_only(sandbox, sources, key):
     assert limited.move(board.copy(), None) is not None
 
 
-def test_chessdb_rate_limit_follows_retry_after_of_a_429(sandbox, sources):
+def test_a_429s_retry_after_makes_the_pause_longer(sandbox, sources):
     source = sources("cloud_eval", network={"rate_limit_pause_s": 1.0})[0]
     sandbox.respond_with(r"^/api/cloud-eval", 429, headers={"Retry-After": "30"})
     assert source.move(board_after(), None) is None and source.paused_for_s > 25
