@@ -430,3 +430,15 @@ def test_in_a_game_silent_services_cost_their_timeout_then_are_left_alone(sandbo
     assert max(info.bot_move_latency[2:]) < 0.5  # then nothing is asked
     for name in KEYS.values():
         assert f"{name}: no move in 2 positions in a row; not asked again in this game" in caplog.text
+
+
+def test_a_refused_token_is_one_line_saying_so(sandbox, sources, caplog):
+    caplog.set_level(logging.WARNING)
+    (source,) = sources("explorer")
+    source.token = "lip_refused"  # as if the account's token had been revoked
+    for plies in range(3):
+        assert source.move(board_after(*["e2e4", "e7e5"][:plies]), None) is None
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and lines[0].startswith("explorer: HTTP 401 from 127.0.0.1 (with a token): the "
+                                                   "explorer refused the bot's token")
+    assert len(sandbox.online.seen("explorer")) == 1 and "lip_refused" not in caplog.text

@@ -84,7 +84,7 @@ class OnlineSource:
     name = "online"
     needs_token = False
     streams = False  # the answer is ndjson, read line by line (the explorer's /player)
-    on_401 = "the service refused the request"
+    on_401 = "the service refused the request"  # what to do about a 401 (a subclass says)
 
     def __init__(self, cfg: OnlineSourceConfig, *, pause_s: float = 60.0, give_up_after: int = 4,
                  token: str = "", rng: random.Random | None = None):
@@ -116,6 +116,9 @@ class OnlineSource:
         """The move to play from a parsed answer; None when it has none good enough. BadAnswer when
         it is malformed or about another position; RateLimited when it says so."""
         raise NotImplementedError
+
+    def what_to_do_on_401(self) -> str:
+        return self.on_401
 
     def not_found(self, status: int) -> bool:
         """Whether an HTTP status means 'position unknown' (no move, not a fault)."""
@@ -151,7 +154,7 @@ class OnlineSource:
                 self._off = "HTTP 401"
             if first:
                 log.error("%s: HTTP 401 from %s (%s): %s; not asked again until the bot restarts",
-                          self.name, urlsplit(self.url).hostname, e, self.on_401)
+                          self.name, urlsplit(self.url).hostname, e, self.what_to_do_on_401())
             return self._fault(started, "HTTP 401", quiet=True), True
         except (requests.RequestException, BadAnswer, ValueError, RuntimeError) as e:
             # ValueError: an unreadable body; RuntimeError: the pool is shut down (the bot is stopping)

@@ -43,6 +43,12 @@ class ExplorerSource(OnlineSource):
         self.cfg: ExplorerConfig = cfg
         self.streams = cfg.database == "player"
 
+    def what_to_do_on_401(self) -> str:
+        if self.token:
+            return ("the explorer refused the bot's token: check it at lichess.org/account/oauth/token (any "
+                    "token of the account will do), or set explorer.enabled: false")
+        return self.on_401
+
     def request(self, board: chess.Board) -> tuple[str, dict[str, str]]:
         c = self.cfg
         params = {"fen": board.fen(), "moves": "12"}
