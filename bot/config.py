@@ -40,6 +40,15 @@ MAX_THREADS = 64  # engine.threads' bound (engine/smp.py allows at least this ma
 DEFAULT_URL = "https://lichess.org"
 TABLEBASE_URL = "https://tablebase.lichess.ovh"  # Lichess's own tablebase service
 MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.sources.tablebase.MIN_WAIT_MS)
+# The online move sources' services (bot/sources/online.py; their APIs in docs/LICHESS.md).
+EXPLORER_URL = "https://explorer.lichess.org"  # since 2026 (was explorer.lichess.ovh); needs a token
+CLOUD_EVAL_URL = "https://lichess.org"  # GET {url}/api/cloud-eval
+CHESSDB_URL = "https://www.chessdb.cn"  # GET {url}/cdb.php
+EXPLORER_DATABASES = ("masters", "lichess", "player")
+EXPLORER_SORTS = ("games", "score")
+# The explorer's rating groups (each from its value to the next; 2500 and above).
+EXPLORER_RATINGS = (0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500)
+CHESSDB_CHOICES = ("best", "margin")
 
 # What the engine can play. Lichess sends a FEN for fromPosition games; chess960 castling and the
 # other variants' rules are beyond micro-Max.
@@ -225,6 +234,63 @@ class TablebaseConfig:
 
 
 @dataclass
+class OnlineSourceConfig:
+    """What every online move source has: on or off, where, and when it may be asked."""
+
+    enabled: bool = _opt(False, "ask this service for our move before the engine searches")
+    url: str = _opt("", "the service's base URL")
+    max_ply: int = _opt(20, "ask only in the game's first this many plies", lo=1, hi=1000)
+    min_clock_s: float = _opt(20.0, "ask only with more than this on our clock, s (correspondence: always)",
+                              lo=0.0, hi=86400.0)
+    timeout_ms: int = _opt(800, "longest wait for an answer, ms; then the engine plays",
+                           lo=MIN_TABLEBASE_WAIT_MS, hi=10_000)
+    max_time_share: float = _opt(0.02, "... and never more than this share of our remaining clock (no "
+                                 "request when that is under 50 ms)", lo=0.0, hi=0.5)
+
+
+@dataclass
+class ExplorerConfig(OnlineSourceConfig):
+    url: str = _opt(EXPLORER_URL, "Lichess's opening explorer (GET {url}/masters, /lichess, /player); it "
+                    "needs the bot's token, sent only to *.lichess.org and to the server at `url`")
+    database: str = _opt("masters", "masters: over-the-board master games; lichess: rated Lichess games; "
+                         "player: one player's games (explorer.player)", choices=EXPLORER_DATABASES)
+    player: str = _opt("", "database player: whose games (a Lichess user name)")
+    speeds: list[str] = _opt(["blitz", "rapid", "classical"], "database lichess and player: the games' "
+                             "speeds", choices=SPEEDS)
+    ratings: list[int] = _opt([2000, 2200, 2500], "database lichess: the rating groups (each from its value "
+                              "to the next one)", choices=EXPLORER_RATINGS)
+    min_games: int = _opt(10, "play a move only if at least this many games played it", lo=1, hi=10**9)
+    sort: str = _opt("games", "games: the most played move; score: the best score for our colour among "
+                     "the moves with min_games", choices=EXPLORER_SORTS)
+
+
+@dataclass
+class CloudEvalConfig(OnlineSourceConfig):
+    url: str = _opt(CLOUD_EVAL_URL, "Lichess's cloud evaluation (GET {url}/api/cloud-eval); no token sent")
+    max_ply: int = _opt(30, "ask only in the game's first this many plies", lo=1, hi=1000)
+    min_depth: int = _opt(20, "play a move only from an analysis at least this deep", lo=1, hi=250)
+    multipv: int = _opt(3, "lines asked for (the service keeps up to 5)", lo=1, hi=5)
+    max_cp_loss: int = _opt(15, "play any line whose score is within this of the best line's, centipawns "
+                            "(0 = the best line only)", lo=0, hi=1000)
+
+
+@dataclass
+class ChessdbConfig(OnlineSourceConfig):
+    url: str = _opt(CHESSDB_URL, "chessdb's query API (GET {url}/cdb.php); no token sent")
+    max_ply: int = _opt(30, "ask only in the game's first this many plies", lo=1, hi=1000)
+    choice: str = _opt("best", "best: chessdb's best move (action querybest); margin: any known move within "
+                       "max_cp_loss of the best (action queryall)", choices=CHESSDB_CHOICES)
+    max_cp_loss: int = _opt(10, "choice margin: how far below the best move's score a move may be, "
+                            "centipawns", lo=0, hi=1000)
+
+
+@dataclass
+class OnlineConfig:
+    give_up_after: int = _opt(4, "after this many of our positions in a row without a move from an online "
+                              "source, that source is not asked again in the game", lo=1, hi=1000)
+
+
+@dataclass
 class NetworkConfig:
     connect_timeout_s: float = _opt(5.0, "TCP connect timeout, s", lo=0.1, hi=300.0)
     read_timeout_s: float = _opt(15.0, "read timeout, s; streams need more than Lichess' 7 s keep-alive",
@@ -363,6 +429,10 @@ class Config:
     resign: ResignConfig = field(default_factory=ResignConfig)
     takeback: TakebackConfig = field(default_factory=TakebackConfig)
     tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
+    explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
+    cloud_eval: CloudEvalConfig = field(default_factory=CloudEvalConfig)
+    chessdb: ChessdbConfig = field(default_factory=ChessdbConfig)
+    online: OnlineConfig = field(default_factory=OnlineConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     book: BookConfig = field(default_factory=BookConfig)
     matchmaking: MatchmakingConfig = field(default_factory=MatchmakingConfig)
@@ -609,6 +679,8 @@ def _check_relations(cfg: Config) -> None:
                           f"got {_show(cfg.url)}")
     cfg.url = cfg.url.rstrip("/")
     _check_tablebase(cfg.tablebase)
+    for key in ONLINE_SOURCES:
+        _check_online(getattr(cfg, key), key)
     for key in ("greeting", "goodbye", "spectator_greeting", "spectator_goodbye"):
         _check_template(getattr(cfg.game, key), f"game.{key}")
     # Lichess ids are lower-case user names; compare them that way.
@@ -663,6 +735,28 @@ def _check_tablebase(t: TablebaseConfig) -> None:
         problem = _syzygy_dir_problem(Path(t.syzygy_path))
         if problem:
             raise ConfigError(f"tablebase.syzygy_path: {_show(t.syzygy_path)} {problem}")
+
+
+ONLINE_SOURCES = ("explorer", "cloud_eval", "chessdb")  # the Config sections of the online move sources
+
+
+def _check_online(o: OnlineSourceConfig, key: str) -> None:
+    default = type(o)().url
+    if not _is_http_url(o.url):
+        raise ConfigError(f"{key}.url: expected an http:// or https:// address such as {default}, "
+                          f"got {_show(o.url)}")
+    o.url = o.url.rstrip("/")
+    if isinstance(o, ExplorerConfig):
+        o.player = o.player.strip()
+        if o.database == "player" and not o.player:
+            raise ConfigError("explorer.player: empty, but explorer.database is player; name the Lichess "
+                              "user whose games to follow, or choose database masters or lichess")
+        if o.database != "masters" and not o.speeds:
+            raise ConfigError(f"explorer.speeds: empty, so database {o.database} would have no games; list "
+                              f"at least one of {', '.join(SPEEDS)}")
+        if o.database == "lichess" and not o.ratings:
+            raise ConfigError(f"explorer.ratings: empty, so database lichess would have no games; list at "
+                              f"least one of {', '.join(map(str, EXPLORER_RATINGS))}")
 
 
 def _syzygy_dir_problem(path: Path) -> str:

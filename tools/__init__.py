@@ -9,7 +9,9 @@ Each is a module run from a checkout with ``python -m tools.NAME`` (``--help`` f
 - ``book_build``: builds the default opening book from the named lines in ``data/openings``;
 - ``soak``: the real bot process against the sandbox for many games under random faults;
 - ``services_run``: a sandbox run with every service around a game on;
-- ``variety_run``: how many different openings the bot plays against an opponent that never varies.
+- ``variety_run``: how many different openings the bot plays against an opponent that never varies;
+- ``sources_run``: what the online move sources (explorer, cloud evaluation, chessdb) cost per move
+  against the sandbox's stand-ins, with and without faults, and a bullet run with all of them on.
 
 ``tools/strength`` runs the strength lines of docs/PERFORMANCE.md through ``tools.match``. What a user
 runs (the bot, the UCI engine, ``python -m engine bench``) stays in ``bot`` and ``engine``.

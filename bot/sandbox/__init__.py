@@ -26,6 +26,10 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /standard?fen=...                           the tablebase service's stand-in (no token; answers
                                                    computed from Syzygy files: Sandbox(tablebase_dir=...);
                                                    404 without it; see tablebase.py)
+  GET  /masters, /lichess, /player (ndjson)       the opening explorer's stand-in (401 without the token)
+  GET  /api/cloud-eval?fen=&multiPv=               the cloud evaluation's (404: not analysed; no token)
+  GET  /cdb.php?action=querybest|queryall&board=   chessdb's (JSON; no token); all three answer from the
+                                                   built-in book, switches in .online (see online.py)
 Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true}.
 
 Answers as lila gives them (each rule's docstring names the lila file/function it mirrors):
@@ -79,7 +83,9 @@ Control API (all waits return instead of raising on timeout)::
         gone_tick_s: the round tick sending opponentGone (lila: 5 s); bot_games_per_day: lila BotLimit
         (None = no limit) over a window of bot_limit_reset_s; event_stream_limit: None = no limit
     .start() -> Sandbox; .stop(); context manager; .url; .token; .port; .tablebase (the stand-in or None:
-                .positions = every FEN it answered)
+                .positions = every FEN it answered); .online: the online services' stand-ins (.explorer,
+                .cloud_eval, .chessdb: Switches(delay_s, status, rate_limit, garbage, wrong, need_token);
+                .seen(service) -> [Seen(service, path, fen, auth, query)])
     .send_challenge(challenger="alice", challenger_is_bot=False, variant="standard", rated=False,
                     clock=(60, 0), days=None, color="random", initial_fen=None, opponent=None, *,
                     challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=True,

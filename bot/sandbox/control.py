@@ -14,6 +14,7 @@ from . import faults as flt
 from . import wire
 from .arenas import Arena, Tournaments, pairing_thread
 from .model import Challenge, Game, Player, SparringBot, World
+from .online import OnlineStandIns
 from .opponents import (
     AcceptAll,
     DeclineFast,
@@ -142,6 +143,8 @@ class Sandbox:
         # GET /standard: the tablebase stand-in, from the Syzygy files in this directory (None: 404).
         self.tablebase_dir = tablebase_dir
         self.tablebase: TablebaseStandIn | None = None
+        # GET /masters, /lichess, /player, /api/cloud-eval, /cdb.php: the online move sources' stand-ins.
+        self.online = OnlineStandIns(token)
 
     # --- lifecycle -------------------------------------------------------------------------------
     def start(self) -> Sandbox:
@@ -190,6 +193,7 @@ class Sandbox:
         self.runner.stop()
         if self.tablebase is not None:
             self.tablebase.close()
+        self.online.close()
 
     def __enter__(self) -> Sandbox:
         return self.start() if self._server is None else self

@@ -21,9 +21,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import faults, wire
 from .model import CLOSE, CUT, ApiError, Subscriber, World
+from .online import PATHS as ONLINE_PATHS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .arenas import Tournaments
+    from .online import OnlineStandIns
     from .tablebase import TablebaseStandIn
 
 
@@ -35,6 +37,7 @@ class App(Protocol):
     tournaments: Tournaments
     faults: faults.FaultInjector
     tablebase: TablebaseStandIn | None
+    online: OnlineStandIns
     token: str
     upgrade_allowed: bool
     stopping: bool
@@ -226,6 +229,27 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(status, body)
 
+    def _online(self, path: str, query: dict[str, str]) -> None:
+        """The stand-ins for the opening explorer, the cloud evaluation and chessdb (online.py)."""
+        answer = self.app.online.respond(path, query, self.headers.get("Authorization"))
+        if answer.lines is not None:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self._log(answer.status)
+            self.end_headers()
+            self.close_connection = True
+            for line in answer.lines:
+                self._write_chunk(line.encode() + b"\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+        elif answer.text is not None:
+            self._send_text(answer.status, answer.text, "application/json" if answer.status == 200
+                            else "text/plain; charset=utf-8")
+        else:
+            self._send_json(answer.status, answer.body)
+
     def _drop(self, served_status: int | None = None) -> None:
         self.close_connection = True
         self.app.log_request(self.command, self.path, 0, arrived=getattr(self, "_arrived", None),
@@ -267,6 +291,9 @@ class Handler(BaseHTTPRequestHandler):
                 return
             if method == "GET" and path == "/standard":  # the tablebase: no token, as on Lichess
                 self._tablebase(query)
+                return
+            if method == "GET" and path in ONLINE_PATHS:  # the other outside services: their own tokens
+                self._online(path, query)
                 return
             if self.headers.get("Authorization") != f"Bearer {self.app.token}":
                 self._send_json(401, {"error": "No such token"})

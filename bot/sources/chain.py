@@ -1,6 +1,8 @@
 """The moves from outside the engine that a bot plays, built once from the config and shared by
 every game (see bot/sources/outside.py for the contract), in the order a game asks them: the opening book,
-local Syzygy tables, the online tablebase (bot/sources/tablebase.py).
+the online sources the owner turned on (the opening explorer, the cloud evaluation, chessdb:
+bot/sources/services.py; each asked only in the opening), local Syzygy tables, the online tablebase
+(bot/sources/tablebase.py). The book first: it costs no clock and no request.
 
 `move_sources()` opens every file now, so a missing or corrupt book or table is one error at start-up
 that names the key and the file, never a failure in a game. Importing this module loads the engine
@@ -16,6 +18,7 @@ import chess
 
 from bot.config import BookConfig, Config, ConfigError
 from bot.sources.outside import MoveSource, OutsideMove
+from bot.sources.services import build_online_sources
 from bot.sources.tablebase import TablesError, build_sources
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 
@@ -55,6 +58,7 @@ def move_sources(cfg: Config, rng: random.Random | None = None) -> tuple[MoveSou
             raise ConfigError(f"book.files: {e}") from None
         sources.append(BookSource(book))
         log.debug("opening book: %s", ", ".join(book_settings(cfg.book).paths))
+    sources.extend(build_online_sources(cfg, rng))
     try:
         sources.extend(build_sources(cfg))
     except TablesError as e:

@@ -7,6 +7,10 @@ its own). It must answer within its own small time limit and never raise for a p
 handle; an exception is logged and treated as None. The move it names must be legal on the board:
 the game checks it, plays it on the engine with `Engine.play()` (so the keep-hash table and the
 draw locks follow the game as always), and posts it.
+
+A source shared by every game may keep a game's own state in a view: when it has `for_game()`, each
+game asks what that returns instead (the online sources stop asking after a run of positions without
+an answer, bot/sources/online.py).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ class OutsideMove:
     """
 
     move: str
-    source: str  # "book", "tablebase", ...
+    source: str  # "book", "explorer", "cloud-eval", "chessdb", "syzygy", "tablebase"
     score: int = 0
     scored: bool = False
     depth: int = 0

@@ -1,0 +1,312 @@
+"""Moves from online services, each the owner's option (off by default): Lichess's opening explorer,
+Lichess's cloud evaluation and chessdb (the services in bot/sources/services.py, their APIs in
+docs/LICHESS.md). This module is what they share: when to ask, the hard wait, faults, pauses, the token.
+
+When a source asks (`OnlineSource.skip_reason`): the game started from the standard position (never in
+a From Position game, whose positions the services do not know, nor Chess960), within the first
+`max_ply` plies, with more than `min_clock_s` on our clock (correspondence: always), not paused after a
+rate limit, not switched off by a 401; and the wait, at most `timeout_ms` and `max_time_share` of our
+clock, is at least `MIN_WAIT_MS`. Every reason not to ask is logged at debug level.
+
+The wait is a hard limit, as for the online tablebase (bot/sources/tablebase.py): the request runs on
+a worker thread with its own requests Session, and the game never waits beyond the limit. Whatever
+goes wrong (an error status, a cut, a slow or unreadable answer, a move that is not legal here, an
+analysis of another position) costs at most that wait: one line in the log, no move, the engine plays.
+A rate limit (HTTP 429, or chessdb's "rate limit exceeded") pauses this source only, for
+network.rate_limit_pause_s or what the answer asks. A 401 turns the source off until the bot restarts,
+with one line saying what to do: no retry loop.
+
+Each game asks through its own view (`for_game()`, see bot/sources/outside.py), which stops asking a
+source after `online.give_up_after` of our positions in a row without a move from it: the game has
+left what the service knows.
+
+The bot's token goes only where it is needed and belongs: to a source that needs it (the explorer)
+whose host is lichess.org's or the host of the server the bot plays on (`url`; the sandbox in tests).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import json
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import chess
+import requests
+
+from bot.config import OnlineSourceConfig
+from bot.lichess import ratelimit, retry_after
+from bot.sources.outside import OutsideMove
+
+log = logging.getLogger(__name__)
+
+MIN_WAIT_MS = 50  # below this a request cannot come back in time (config.MIN_TABLEBASE_WAIT_MS)
+WORKERS = 2  # requests in flight at once per source; a stuck one ends at requests' own timeout
+
+
+class BadAnswer(ValueError):
+    """An answer the source cannot use: logged in one line, no move."""
+
+
+class RateLimited(Exception):
+    def __init__(self, seconds: float):
+        super().__init__(f"rate limited, pausing {seconds:.0f} s")
+        self.seconds = seconds
+
+
+class Unauthorized(Exception):
+    """HTTP 401: the source is off until the bot restarts."""
+
+
+@dataclass
+class Stats:
+    """What a source did, for the log and tools/sources_run.py."""
+
+    asked: int = 0  # positions asked
+    moves: int = 0  # moves given
+    misses: int = 0  # asked, no move: the service does not know the position, or no move good enough
+    faults: int = 0  # asked, no move: an error, a timeout, an unusable answer
+    skipped: int = 0  # not asked (see skip_reason)
+    # how long each asked position kept the game (the latest 10,000)
+    waits_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=10_000))
+
+
+class OnlineSource:
+    """One service as a `bot.sources.outside.MoveSource`; a subclass says what to ask and how to read
+    the answer (`request`, `choose`). Safe to share between games."""
+
+    name = "online"
+    needs_token = False
+    streams = False  # the answer is ndjson, read line by line (the explorer's /player)
+    on_401 = "the service refused the request"  # what to do about a 401 (a subclass says)
+
+    def __init__(self, cfg: OnlineSourceConfig, *, pause_s: float = 60.0, give_up_after: int = 4,
+                 token: str = "", rng: random.Random | None = None):
+        self.cfg = cfg
+        self.url = cfg.url.rstrip("/")
+        self.pause_s, self.give_up_after = pause_s, give_up_after
+        self.token = token  # "" unless this source needs it and its host may have it (token_for)
+        self.rng = rng or random.Random()
+        self.stats = Stats()
+        self._lock = threading.Lock()  # guards the pause, the switch-off and the stats
+        self._paused_until = 0.0
+        self._off: str | None = None  # why the source is off (a 401)
+        self._local = threading.local()  # one Session per worker thread
+        self._pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix=self.name)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def for_game(self) -> GameView:
+        return GameView(self)
+
+    # ------------------------------------------------------------ what a service says (subclasses)
+
+    def request(self, board: chess.Board) -> tuple[str, dict[str, str]]:
+        """The path under `url` and the query for this position."""
+        raise NotImplementedError
+
+    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+        """The move to play from a parsed answer; None when it has none good enough. BadAnswer when
+        it is malformed or about another position; RateLimited when it says so."""
+        raise NotImplementedError
+
+    def what_to_do_on_401(self) -> str:
+        return self.on_401
+
+    def not_found(self, status: int) -> bool:
+        """Whether an HTTP status means 'position unknown' (no move, not a fault)."""
+        return False
+
+    # ------------------------------------------------------------ MoveSource
+
+    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+        return self.answer(board, time_left_ms)[0]
+
+    def answer(self, board: chess.Board, time_left_ms: int | None) -> tuple[OutsideMove | None, bool]:
+        """(the move or None, whether the service was asked)."""
+        why = self.skip_reason(board, time_left_ms)
+        if why:
+            log.debug("%s: not asked (%s)", self.name, why)
+            self._count(skipped=1)
+            return None, False
+        wait_ms = self.wait_ms(time_left_ms)
+        started = time.monotonic()
+        future = self._pool.submit(self._ask, board.copy(), wait_ms / 1000)
+        try:
+            found = future.result(timeout=wait_ms / 1000)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            return self._fault(started, f"no answer within {wait_ms:.0f} ms"), True
+        except RateLimited as e:
+            with self._lock:
+                self._paused_until = max(self._paused_until, time.monotonic() + e.seconds)
+            return self._fault(started, str(e)), True
+        except Unauthorized as e:
+            with self._lock:
+                first = self._off is None
+                self._off = "HTTP 401"
+            if first:
+                log.error("%s: HTTP 401 from %s (%s): %s; not asked again until the bot restarts",
+                          self.name, urlsplit(self.url).hostname, e, self.what_to_do_on_401())
+            return self._fault(started, "HTTP 401", quiet=True), True
+        except (requests.RequestException, BadAnswer, ValueError, RuntimeError) as e:
+            # ValueError: an unreadable body; RuntimeError: the pool is shut down (the bot is stopping)
+            return self._fault(started, f"{type(e).__name__}: {str(e)[:80]}"), True
+        waited = (time.monotonic() - started) * 1000
+        if found is not None and not _legal(board, found.move):
+            return self._fault(started, f"the answer's move {found.move[:8]!r} is not legal here"), True
+        self._count(moves=found is not None, misses=found is None, waited_ms=waited)
+        if found is None:
+            log.debug("%s: no move good enough for this position (%.0f ms)", self.name, waited)
+        return found, True
+
+    def skip_reason(self, board: chess.Board, time_left_ms: int | None) -> str:
+        """Why not to ask for this position ("" = ask)."""
+        if self._off:
+            return f"off after {self._off}"
+        paused = self.paused_for_s
+        if paused > 0:
+            return f"paused {paused:.0f} s more after a rate limit"
+        if board.chess960 or board.root().fen() != chess.STARTING_FEN:
+            return "the game did not start from the standard position"
+        if board.ply() >= self.cfg.max_ply:
+            return f"ply {board.ply() + 1} is beyond max_ply {self.cfg.max_ply}"
+        if time_left_ms is not None and time_left_ms <= self.cfg.min_clock_s * 1000:
+            return f"{time_left_ms / 1000:.1f} s on the clock, not above min_clock_s {self.cfg.min_clock_s:g}"
+        if self.wait_ms(time_left_ms) < MIN_WAIT_MS:
+            return f"under {MIN_WAIT_MS} ms to wait within max_time_share"
+        return ""
+
+    def wait_ms(self, time_left_ms: int | None) -> float:
+        wait = float(self.cfg.timeout_ms)
+        if time_left_ms is not None:
+            wait = min(wait, self.cfg.max_time_share * max(time_left_ms, 0))
+        return wait
+
+    @property
+    def paused_for_s(self) -> float:
+        with self._lock:
+            return max(0.0, self._paused_until - time.monotonic())
+
+    # ------------------------------------------------------------ the request (worker thread)
+
+    def _session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+            session.headers["User-Agent"] = f"umax-bot ({self.name})"
+            if self.token:
+                session.headers["Authorization"] = f"Bearer {self.token}"
+        return session
+
+    def _ask(self, board: chess.Board, wait_s: float) -> OutsideMove | None:
+        deadline = time.monotonic() + wait_s
+        path, params = self.request(board)
+        self._count(asked=1)
+        response = self._session().get(f"{self.url}{path}", params=params, timeout=(wait_s, wait_s),
+                                        stream=self.streams)
+        with response:
+            if response.status_code == 429:
+                raise RateLimited(max(self.pause_s, retry_after(response), _ratelimit_seconds(response)))
+            if response.status_code == 401:
+                raise Unauthorized("with a token" if self.token else "without a token")
+            if self.not_found(response.status_code):
+                return None
+            if response.status_code != 200:
+                raise BadAnswer(f"HTTP {response.status_code}")
+            data = self._last_line(response, deadline) if self.streams else response.json()
+        return self.choose(board, data)
+
+    @staticmethod
+    def _last_line(response: requests.Response, deadline: float) -> Any:
+        """An ndjson stream's last object before it ends or the deadline comes (each line is the
+        service's whole answer so far; later ones are more complete)."""
+        last = None
+        for line in response.iter_lines():
+            if line.strip():
+                last = json.loads(line)
+            if time.monotonic() >= deadline:
+                break
+        if last is None:
+            raise BadAnswer("an empty stream")
+        return last
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _fault(self, started: float, why: str, quiet: bool = False) -> None:
+        waited = (time.monotonic() - started) * 1000
+        self._count(faults=1, waited_ms=waited)
+        if not quiet:
+            log.warning("%s: no move (%s) after %.0f ms; the engine plays", self.name, why, waited)
+        return None
+
+    def _count(self, asked: int = 0, moves: int = 0, misses: int = 0, faults: int = 0, skipped: int = 0,
+               waited_ms: float | None = None) -> None:
+        with self._lock:
+            s = self.stats
+            s.asked += asked
+            s.moves += moves
+            s.misses += misses
+            s.faults += faults
+            s.skipped += skipped
+            if waited_ms is not None:
+                s.waits_ms.append(waited_ms)
+
+
+class GameView:
+    """A source as one game asks it: after `give_up_after` of our positions in a row where it was
+    asked and gave no move, it is not asked again in this game."""
+
+    def __init__(self, source: OnlineSource):
+        self.source = source
+        self.name = source.name
+        self.misses = 0
+        self.stopped = False
+
+    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+        if self.stopped:
+            log.debug("%s: not asked (no move in %d positions in a row in this game)", self.name, self.misses)
+            return None
+        found, asked = self.source.answer(board, time_left_ms)
+        if asked:
+            self.misses = 0 if found is not None else self.misses + 1
+            if self.misses >= self.source.give_up_after:
+                self.stopped = True
+                log.info("%s: no move in %d positions in a row; not asked again in this game", self.name,
+                         self.misses)
+        return found
+
+
+def token_for(source_url: str, server_url: str, token: str) -> str:
+    """The token for a source that needs one: only for lichess.org's hosts and the bot's own server."""
+    host = (urlsplit(source_url).hostname or "").lower()
+    if host == "lichess.org" or host.endswith(".lichess.org") or \
+            urlsplit(source_url).netloc == urlsplit(server_url).netloc:
+        return token
+    return ""
+
+
+def on_lichess(server_url: str) -> bool:
+    host = urlsplit(server_url).hostname or ""
+    return host == "lichess.org" or host.endswith(".lichess.org")
+
+
+def _ratelimit_seconds(response: requests.Response) -> float:
+    try:
+        return ratelimit(response.json())[1]
+    except ValueError:
+        return 0.0
+
+
+def _legal(board: chess.Board, uci: str) -> bool:
+    try:
+        return board.parse_uci(uci) in board.legal_moves
+    except ValueError:
+        return False
