@@ -13,5 +13,6 @@
 - ``sandbox``: a local stand-in for Lichess on 127.0.0.1 (the tests, the demo, the soak).
 
 Imports point down that list's reverse: process -> games, challenges, sources -> lichess -> config;
-nothing imports the process package but ``__main__``.
+nothing imports the process package but the entry points (``__main__``; ``soak``,
+``services_run`` and ``variety_run``, old names that forward to the ``tools`` package).
 """

@@ -1,0 +1,10 @@
+"""``python -m bot.soak``, an old name: the tool is ``python -m tools.soak`` now (the measuring
+tools live in ``tools/``). This name still runs it, with a one-line warning; the product does not
+import the tools (they are looked up at run time, and an installed package without them says so)."""
+
+import sys
+
+from bot.process.moved import forward
+
+if __name__ == "__main__":
+    sys.exit(forward("bot.soak", "tools.soak"))
