@@ -328,9 +328,18 @@ class Game:
         game we cannot play, or one that is over."""
         if self._resync or self._unsent is not None:
             return False  # our move may not have arrived: the fresh state says
+        if self.status is not None:
+            return True  # its final state was handled: recorded, goodbye said
+        if self.finished.is_set():
+            return False  # over on the server (gameFinish): the final state, which the record needs, comes next
         position = self.position
-        return (self.finished.is_set() or not self._playable or position is None
-                or position.board.turn != self.color)
+        if not self._playable or position is None:
+            return True
+        board = position.board
+        # Our move that mated or stalemated ends the game: the final state comes next (a visit that left
+        # now would never see it; the last visit that gameFinish starts is refused while this one runs).
+        return board.turn != self.color and not (board.is_checkmate() or board.is_stalemate()
+                                                  or board.is_insufficient_material())
 
     def _setup(self, full: dict[str, Any]) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
