@@ -180,6 +180,7 @@ class Outbox:
                 log.debug("game %s: chat outbox full; dropping %r", self.game_id, text[:40])
                 return
             self._lines.append((room, text[:CHAT_MAX]))
+            log.info("game %s: chat to the %s room: %s", self.game_id, room, text[:CHAT_MAX])
             if self._thread is None:
                 self._thread = threading.Thread(target=self._send_all, name=f"chat-{self.game_id}",
                                                 daemon=True)
@@ -217,7 +218,7 @@ class Outbox:
                 self._drop_all("the bot is stopping")
                 continue
             except LichessError as e:
-                log.warning("game %s: chat line %r not sent: %s", self.game_id, text[:40], e)
+                log.warning("game %s: chat line not sent (%s room, %s): %r", self.game_id, room, e, text[:60])
             except Exception:  # noqa: BLE001 - a bug costs the line, never the sender
                 log.exception("game %s: unexpected error sending chat line %r", self.game_id, text[:40])
             with self._cond:
