@@ -642,8 +642,10 @@ class _Run:
                     sb.cancel_challenge(cid)
                     del pending[cid]
                     report.unanswered += 1
-            # Games the bot started itself (matchmaking): followed like ours.
-            if opts.everything and now - last_scan > 2.0:
+            # Games the bot started itself (matchmaking): followed like ours, until ours are all started
+            # (else the run would never end: the idle bot challenges again and again).
+            may_challenge = stop_challenging_at is None or now < stop_challenging_at
+            if opts.everything and now - last_scan > 2.0 and started < opts.games and may_challenge:
                 last_scan = now
                 for g in sb.games():
                     if g.id not in known:
@@ -681,7 +683,6 @@ class _Run:
                     self.restart(signal.SIGTERM)
             self._spectators(running, now)
             # More challenges, keeping `concurrency` games going.
-            may_challenge = stop_challenging_at is None or now < stop_challenging_at
             realtime = sum(1 for tc in running.values() if tc != (0, 0))
             if (may_challenge and started + len(pending) < opts.games
                     and realtime + len(pending) < opts.concurrency and now >= retry_at):
@@ -703,7 +704,7 @@ class _Run:
         opts, tc = self.opts, self._tc(n)
         if opts.everything:
             opponent: Opponent = habit_opponent(n, opts.seed, opts.opponent_think_s, opts.opponent_nodes,
-                                                self.offers)
+                                                self.offers, correspondence=tc == (0, 0))
         else:
             opponent = _opponent(opts, n)
         kxr = self.chaos.castling_kxr()

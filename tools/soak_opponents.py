@@ -96,9 +96,12 @@ class HabitOpponent(Opponent):
         self.mover.close()
 
 
-def habit_opponent(n: int, seed: int, think_s: float, nodes: int, offers: Offers) -> HabitOpponent:
-    """The opponent of the soak's `n`-th challenge: its mover and habit drawn from the seed."""
+def habit_opponent(n: int, seed: int, think_s: float, nodes: int, offers: Offers,
+                   correspondence: bool = False) -> HabitOpponent:
+    """The opponent of the soak's `n`-th challenge: its mover and habit drawn from the seed. A
+    correspondence opponent never leaves: with days to move, the game would outlast the run."""
     rng = random.Random(seed * 1_000_003 + n)
     mover: Opponent = (EngineOpponent(node_budget=nodes, think_s=think_s) if rng.random() < 0.5
                        else RandomOpponent(seed=rng.randrange(1 << 30), think_s=think_s))
-    return HabitOpponent(mover, HABITS[rng.randrange(len(HABITS))], rng, offers)
+    habit = HABITS[rng.randrange(len(HABITS))]
+    return HabitOpponent(mover, "none" if correspondence and habit == "leaves" else habit, rng, offers)
