@@ -15,7 +15,7 @@ import pytest
 from bot.config import ChatConfig, config_from_dict
 from bot.games.chat import BadLine, Commands, Line, Outbox, Search, read_line, version
 from bot.lichess import Lichess
-from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
+from bot.sandbox import Drop, IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from tests.test_bot_game import full, make_game, state
 
 ME, OPPONENT = "umax-bot", "alice"
@@ -175,6 +175,21 @@ def test_a_429_in_one_game_pauses_every_games_chat_without_a_request(sb):
     posts = sb.requests(r"/chat$", "POST")
     assert [r.status for r in posts] == [429, 200, 200]
     assert min(r.t for r in posts[1:]) - posts[0].t >= 0.9
+
+
+def test_a_line_whose_answer_is_lost_is_not_sent_twice_and_one_answered_5xx_goes_again(sb, caplog):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    outbox = Outbox(gid, session(sb))
+    sb.faults.add(Drop(after=True), r"/chat$", method="POST", times=1)  # posted, the answer lost
+    caplog.set_level(logging.INFO, logger="bot.games.chat")
+    outbox.say("player", "once")
+    assert outbox.join(5.0) and sb.wait_until(lambda: len(bot_lines(sb, gid)) == 1, timeout=5)
+    sb.respond_with(r"/chat$", 502, times=1)  # not posted: it goes again
+    outbox.say("player", "again")
+    assert outbox.join(5.0) and sb.wait_until(lambda: len(bot_lines(sb, gid)) == 2, timeout=5)
+    time.sleep(0.3)
+    assert bot_lines(sb, gid) == [("player", "once"), ("player", "again")]
+    assert any("chat line not sent" in r.getMessage() and "'once'" in r.getMessage() for r in caplog.records)
 
 
 def test_a_refused_line_is_dropped_and_the_next_one_sent(sb):

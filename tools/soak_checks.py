@@ -186,8 +186,10 @@ def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) 
         extra = sent - want
         if extra:
             checks.chat_wrong.append(f"game {g.id}: sent more often than queued: {dict(extra)}")
+        # A drop may be logged for a line that went through after all (its answer lost): at most as
+        # many lines missing as drops logged.
         missing = sum((want - sent).values())
-        if missing != dropped[g.id]:
+        if missing > dropped[g.id]:
             checks.chat_wrong.append(f"game {g.id}: {missing} line(s) queued and not sent, "
                                      f"{dropped[g.id]} drop(s) logged")
 
