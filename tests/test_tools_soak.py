@@ -121,7 +121,8 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
     assert report.spectator_lines > 0 and c.chat_queued > 0, table
     assert c.chat_sent == c.chat_queued - c.chat_dropped and not c.chat_wrong, table
     finished = [g for g in report.games if g.status != "started"]
-    assert c.records + len(c.unrecorded) == len(finished) and c.records >= 3, table
+    # (the records of the bot's own matchmaking games are checked too: there may be more)
+    assert c.records + len(c.unrecorded) >= len(finished) >= 4 and c.records >= 3, table
     assert c.token_lines == 0 and c.levels["INFO"] > 100 and c.latencies_ms, table
     assert report.faults["slow server (0.5 s)"] >= 0 and sum(report.faults.values()) >= 5, table
     assert (tmp_path / "soak.svg").read_text().startswith("<svg")

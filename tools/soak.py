@@ -488,6 +488,7 @@ def run(opts: SoakOptions, command: str = "") -> SoakReport:
         say(f"bot ready (pid {bot.pid}, RSS {report.rss_ready_kb // 1024} MiB); playing {opts.games} games")
         run.play()
         chaos.stop()
+        run.wait_ends_seen()
         time.sleep(1.0)  # the last game threads say goodbye and free their engines
         report.rss_end_kb, report.hwm_end_kb = bot.rss()
         if not report.hwm_early_kb:
@@ -553,15 +554,8 @@ class _Run:
         self.report.processes[-1].end = self._sample()
 
     def restart(self, sig: int) -> None:
-        """Stop the bot with `sig` and start it again: the games go on on the server meanwhile. First
-        the bot may take up to 10 s to end the games just over, records written (a game that ended while
-        the bot was down has no record: Lichess tells a restarted bot only of games in progress)."""
-        deadline = time.monotonic() + 10
-        while self.ended_unseen and time.monotonic() < deadline:
-            text = self.bot.log.read_text(errors="replace")
-            self.ended_unseen = {gid for gid in self.ended_unseen if f"game {gid}: thread ends (" not in text}
-            time.sleep(0.2)
-        self.ended_unseen.clear()
+        """Stop the bot with `sig` and start it again: the games go on on the server meanwhile."""
+        self.wait_ends_seen()
         self.end_process()
         down = time.monotonic()
         if sig == signal.SIGKILL:
@@ -575,6 +569,19 @@ class _Run:
         self.say(f"{name}: the bot {ended}; starting it again")
         self.start_bot()
         self.outages.append((down, time.monotonic(), f"a {name} restart of the bot"))
+
+    def wait_ends_seen(self) -> None:
+        """Before a stop: the bot may take up to 10 s to end the games just over, records written (a
+        game that ends while the bot is down has none: Lichess tells a restarted bot only of games in
+        progress)."""
+        deadline = time.monotonic() + 10
+        while self.ended_unseen and time.monotonic() < deadline:
+            text = self.bot.log.read_text(errors="replace")
+            # Not "(not finished)": a correspondence visit that left before the end says so.
+            self.ended_unseen = {gid for gid in self.ended_unseen
+                                 if not re.search(rf"game {gid}: thread ends \((?!not finished)", text)}
+            time.sleep(0.2)
+        self.ended_unseen.clear()
 
     def _sample(self) -> Sample | None:
         x = soak_checks.sample(self.bot.pid, time.monotonic() - self.t0) if self.bot.alive() else None
