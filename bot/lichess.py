@@ -389,7 +389,10 @@ class Lichess:
         if left > 0:
             raise RateLimited(self.CHAT, left)
         spectator = room == "spectator"
-        self._call(self.CHAT, lambda: self.client.bots.post_message(game_id, text, spectator=spectator))
+        # Not sent again after a connection that broke once the line was on its way: the server may
+        # have posted it (a soak found lines posted twice); after a 5xx or a failed connection it goes again.
+        self._call(self.CHAT, lambda: self.client.bots.post_message(game_id, text, spectator=spectator),
+                   idempotent=False, after_5xx=True)
 
     def abort(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self.client.bots.abort_game(game_id))
@@ -448,7 +451,8 @@ class Lichess:
         """`POST /api/swiss/{id}/join` (lila refuses bot accounts: 403)."""
         self._call(self.TOURNAMENT, lambda: self._raw.post(f"/api/swiss/{tournament_id}/join"), retries=0)
 
-    def _call(self, kind: str, fn: Callable[[], T], retries: int | None = None, idempotent: bool = True) -> T:
+    def _call(self, kind: str, fn: Callable[[], T], retries: int | None = None, idempotent: bool = True,
+              after_5xx: bool = False) -> T:
         """One request: wait out a pause of its kind, retry transient failures with backoff.
 
         A request that is not `idempotent` is retried only when it never reached the server (the
@@ -472,7 +476,8 @@ class Lichess:
             if isinstance(err, RateLimited):
                 self.pauses.pause(kind, err.pause_s)
                 raise RateLimited(kind, err.pause_s) from None
-            if isinstance(err, ClientError) or attempt == retries or not (idempotent or unsent):
+            again = idempotent or unsent or (after_5xx and isinstance(getattr(err, "status", None), int))
+            if isinstance(err, ClientError) or attempt == retries or not again:
                 raise err from None
             delay = backoff.next_delay()
             log.warning("%s request failed (%s); retry %d/%d in %.1f s",

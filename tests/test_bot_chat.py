@@ -15,7 +15,7 @@ import pytest
 from bot.config import ChatConfig, config_from_dict
 from bot.games.chat import BadLine, Commands, Line, Outbox, Search, read_line, version
 from bot.lichess import Lichess
-from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
+from bot.sandbox import Drop, IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from tests.test_bot_game import full, make_game, state
 
 ME, OPPONENT = "umax-bot", "alice"
@@ -177,6 +177,21 @@ def test_a_429_in_one_game_pauses_every_games_chat_without_a_request(sb):
     assert min(r.t for r in posts[1:]) - posts[0].t >= 0.9
 
 
+def test_a_line_whose_answer_is_lost_is_not_sent_twice_and_one_answered_5xx_goes_again(sb, caplog):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    outbox = Outbox(gid, session(sb))
+    sb.faults.add(Drop(after=True), r"/chat$", method="POST", times=1)  # posted, the answer lost
+    caplog.set_level(logging.INFO, logger="bot.games.chat")
+    outbox.say("player", "once")
+    assert outbox.join(5.0) and sb.wait_until(lambda: len(bot_lines(sb, gid)) == 1, timeout=5)
+    sb.respond_with(r"/chat$", 502, times=1)  # not posted: it goes again
+    outbox.say("player", "again")
+    assert outbox.join(5.0) and sb.wait_until(lambda: len(bot_lines(sb, gid)) == 2, timeout=5)
+    time.sleep(0.3)
+    assert bot_lines(sb, gid) == [("player", "once"), ("player", "again")]
+    assert any("chat line not sent" in r.getMessage() and "'once'" in r.getMessage() for r in caplog.records)
+
+
 def test_a_refused_line_is_dropped_and_the_next_one_sent(sb):
     gid = sb.start_game(IdleOpponent(), bot_color="white")
     outbox = Outbox(gid, session(sb))
@@ -187,23 +202,58 @@ def test_a_refused_line_is_dropped_and_the_next_one_sent(sb):
     assert [r.status for r in sb.requests(r"/chat$", "POST")] == [400, 200]
 
 
-def test_close_flushes_within_its_bound_then_drops_what_is_left(sb):
+def test_close_returns_at_once_and_the_sender_drops_a_held_line_only_at_its_bound(sb, caplog):
     gid = sb.start_game(IdleOpponent(), bot_color="white")
     outbox = Outbox(gid, session(sb))
     outbox.say("player", "sent before the pause")
     assert sb.wait_until(lambda: len(bot_lines(sb, gid)) == 1, timeout=10)
     sb.respond_with(r"/chat$", 429, headers={"Retry-After": "30"})
     outbox.say("player", "goodbye")
+    outbox.say("spectator", "thanks for watching")
     assert sb.wait_until(lambda: len(sb.requests(r"/chat$", "POST")) == 2, timeout=10)
+    caplog.set_level(logging.INFO, logger="bot.games.chat")
     started = time.monotonic()
-    outbox.close(0.5)
-    assert time.monotonic() - started < 1.2  # not the 30 s pause
+    outbox.close(1.0)
+    assert time.monotonic() - started < 0.2  # the game thread never waits for the chat
+    outbox.say("player", "after the close")  # refused: nothing is queued after the close
+    assert outbox.pending() == 2  # still held: the bound is not reached
+    assert outbox.join(3.0)
+    assert 0.9 <= time.monotonic() - started < 2.5  # not the 30 s pause
     assert outbox.pending() == 0
-    outbox.say("player", "after the close")
-    time.sleep(0.3)
     assert bot_lines(sb, gid) == [("player", "sent before the pause")]
     assert len(sb.requests(r"/chat$", "POST")) == 2
+    dropped = [r.getMessage() for r in caplog.records if "chat line not sent" in r.getMessage()]
+    assert len(dropped) == 2 and "'goodbye'" in dropped[0] and "'thanks for watching'" in dropped[1], dropped
+    assert all(r.levelno == logging.WARNING for r in caplog.records if "chat line not sent" in r.getMessage())
     assert not any(t.name == f"chat-{gid}" for t in threading.enumerate())
+
+
+def test_a_line_held_by_a_pause_goes_after_the_close_once_the_pause_is_over(sb):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    outbox = Outbox(gid, session(sb))
+    sb.respond_with(r"/chat$", 429, headers={"Retry-After": "2"}, times=1)
+    outbox.say("player", "goodbye")
+    assert sb.wait_until(lambda: len(sb.requests(r"/chat$", "POST")) == 1, timeout=10)
+    outbox.close(30.0)
+    assert outbox.join(5.0)
+    assert bot_lines(sb, gid) == [("player", "goodbye")]
+    posts = sb.requests(r"/chat$", "POST")
+    assert [r.status for r in posts] == [429, 200] and posts[1].t - posts[0].t >= 1.9
+
+
+def test_a_line_held_by_a_pause_is_dropped_with_a_log_line_when_the_bot_stops(sb, caplog):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    li = session(sb)
+    outbox = Outbox(gid, li)
+    sb.respond_with(r"/chat$", 429, headers={"Retry-After": "30"})
+    outbox.say("player", "goodbye")
+    assert sb.wait_until(lambda: len(sb.requests(r"/chat$", "POST")) == 1, timeout=10)
+    caplog.set_level(logging.INFO, logger="bot.games.chat")
+    outbox.close(120.0)
+    li.stop.set()
+    assert outbox.join(2.0)  # within a poll of the stop, not at the pause's end
+    assert [r.getMessage() for r in caplog.records if "chat line not sent" in r.getMessage()] == \
+        [f"game {gid}: chat line not sent (player room, the bot is stopping): 'goodbye'"]
 
 
 def test_a_chat_line_the_game_cannot_read_is_one_warning_and_the_game_goes_on(sb, caplog):
@@ -345,3 +395,52 @@ def test_a_chat_line_answered_429_is_sent_again_after_the_pause_while_the_game_g
     # The game went on during the pause.
     during = [t for t in sandbox.game(gid).bot_move_times if posts[0].t < t < posts[1].t]
     assert len(during) >= 2
+
+
+@pytest.mark.slow
+def test_lines_held_by_a_pause_that_outlives_the_game_are_sent_after_its_end(sandbox, bot_for):
+    # The greeting is answered 429 for 7 s (longer than the old 5 s flush); the game is over long
+    # before: the greetings, the spectator's answer and both goodbyes all go once the pause is over.
+    sandbox.respond_with(r"/chat$", 429, body={"error": "Too many requests",
+                                               "ratelimit": {"key": "chat", "seconds": 7}}, times=1)
+    bot_for(game=GREETINGS, chat={"answer_interval_s": 0})
+    gid = sandbox.start_game(ScriptedOpponent(["e7e5", "wait:0.5", "resign"]), bot_color="white")
+    assert sandbox.wait_until(lambda: len(sandbox.requests(r"/chat$", "POST")) == 1, timeout=20)
+    sandbox.chat(gid, "!name", username="bob")
+    assert sandbox.wait_game_over(gid, timeout=30) == "resign"
+    over = time.monotonic()
+    name = f"I am umax-bot: umax-bot {version()}, a numba port of H.G. Muller's micro-Max 4.5."
+    expected = {("player", "Hi alice, I am umax-bot"), ("spectator", "Hello watchers, umax-bot here"),
+                ("spectator", name), ("player", "Bye alice"), ("spectator", "Thanks for watching umax-bot")}
+    assert sandbox.wait_until(lambda: len(bot_lines(sandbox, gid)) >= len(expected), timeout=20)
+    time.sleep(0.5)  # nothing more comes
+    lines = bot_lines(sandbox, gid)
+    assert sorted(lines) == sorted(expected), lines  # each exactly once
+    assert lines[0] == ("player", "Hi alice, I am umax-bot")  # the held line kept its place
+    posts = sandbox.requests(r"/chat$", "POST")
+    assert posts[0].status == 429 and all(r.status == 200 for r in posts[1:]) and len(posts) == 6
+    assert posts[1].t - posts[0].t >= 6.9
+    assert posts[1].t > over  # sent after the game's end
+
+
+@pytest.mark.slow
+def test_a_command_typed_during_a_long_think_is_answered_at_once(sandbox, bot_for):
+    bot_for(book={"enabled": False}, time={"fixed_nodes": None, "fixed_movetime_ms": 5000},
+            game={"abort_after_s": 0}, chat={"answer_interval_s": 0})
+    gid = sandbox.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white",
+                             clock=(300, 0))
+    deadline = time.monotonic() + 20
+    while sandbox.game(gid).stream_connects < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the bot is thinking over its first move (5 s)
+    assert sandbox.game(gid).moves == []
+    sent = time.monotonic()
+    sandbox.chat(gid, "!help", username="bob")
+    assert sandbox.wait_until(lambda: any(t.startswith("Commands:") for t in room(sandbox, gid, "spectator")),
+                              timeout=15)
+    answered = time.monotonic()
+    assert answered - sent < 2.0, f"answered {answered - sent:.1f} s after the line"
+    assert sandbox.game(gid).moves == []  # still thinking: the answer did not wait for the move
+    assert sandbox.wait_moves(gid, 1, timeout=15)
+    # The think itself was not cut short by the chat.
+    assert sandbox.game(gid).bot_move_times[0] - sent >= 2.5

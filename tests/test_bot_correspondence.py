@@ -123,3 +123,23 @@ def test_a_finished_correspondence_game_is_recorded_and_greeted_once(sandbox, tm
     # each of the bot's moves was searched in a visit of its own; the record keeps all their evals
     ours = bot_moves(sandbox.game(gid))
     assert ours >= 2 and pgn.count("[%eval") == ours, pgn
+
+
+def test_a_correspondence_game_our_move_mates_is_recorded_and_said_goodbye(sandbox, tmp_path):
+    # The visit that plays the mate used to end at once (the opponent's turn), before the final state
+    # came; the gameFinish's last visit was refused while it still ran: no record, no goodbye.
+    corr = sandbox.send_challenge("gina", clock=None, days=1, color="black",
+                                  initial_fen="6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", opponent=IdleOpponent())
+    bot = start(sandbox, records={"enabled": True, "directory": str(tmp_path)},
+                game={"greeting": "Hello {opponent}", "goodbye": "Bye {opponent}"})
+    try:
+        assert sandbox.wait_challenge_answered(corr, timeout=10) == "accepted"
+        gid = sandbox.challenge(corr).game_id
+        assert sandbox.wait_game_over(gid, timeout=30) == "mate"
+        said_bye = lambda: any(t == "Bye gina" for _, _, t in sandbox.game(gid).chat)  # noqa: E731
+        assert sandbox.wait_until(said_bye, timeout=10)
+        assert sandbox.wait_until(lambda: list(tmp_path.glob("*.pgn")), timeout=10)
+    finally:
+        bot.stop()
+    assert sandbox.game(gid).moves == ["a1a8"]
+    assert '[Result "1-0"]' in next(tmp_path.glob("*.pgn")).read_text()

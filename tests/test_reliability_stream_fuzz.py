@@ -280,6 +280,7 @@ class FakeGameServer:
         self.calls: list[str] = []
         self.lose_moves = 0  # this many move POSTs fail as if cut on the way (after being checked)
         self.lost = 0
+        self.stop = threading.Event()  # Lichess.stop: the chat sender looks at it
 
     def move(self, game_id: str, uci: str, offering_draw: bool = False) -> None:
         game = self.game

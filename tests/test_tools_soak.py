@@ -15,8 +15,11 @@ import sys
 import threading
 import time
 import weakref
+from types import SimpleNamespace
 
 import berserk
+import chess
+import chess.pgn
 import pytest
 
 from bot.config import config_from_dict
@@ -36,6 +39,7 @@ from bot.sandbox.chaos import GAME_STATE, GAME_STREAMS, Chaos, ChaosConfig, chec
 from bot.sandbox.testing import Reader, client_for
 from tests.test_bot_e2e import Bot, make_config
 from tools.soak import NORMAL_END, SoakOptions, bot_env, run
+from tools.soak_checks import Checks, check_chat, check_offers, check_records
 
 pytestmark = pytest.mark.slow
 
@@ -89,6 +93,100 @@ def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
     assert report.hwm_end_kb - report.hwm_early_kb < 1.5 * table_kb, table
     assert report.moves_logged >= 30 and report.worst_state_to_post_ms > 0, table
     assert time.monotonic() - started < 150
+
+
+# ---------------------------------------------------------------- everything at once
+
+
+def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_path):
+    opts = SoakOptions(games=4, concurrency=2, tcs=((20, 0), (15, 1)), fault_rate=0.03, seed=11,
+                       opponent="random", opponent_think_s=0.05, restart_every_s=20.0,
+                       restart_downtime_s=(1.0, 2.0), everything=True, sigterm_every=2, sigkill_at=3,
+                       slow_s=0.5,
+                       correspondence_every=4, spectator_chat_per_s=0.5,
+                       bot_config={"time": {"max_think_ms": 300}}, workdir=tmp_path)
+    report = run(opts, command="tests/test_tools_soak.py")
+    table = report.table()
+    print(table)
+    c = report.checks
+    assert report.ok and report.failures() == [], table
+    assert report.started >= 4 and not report.unfinished, table  # and the bot's own (matchmaking)
+    # SIGTERM after 2 games, SIGKILL after 3, SIGTERM at the end; each process looked at twice.
+    ends = [p.ended_by.split(":")[0] for p in report.processes]
+    assert ends[0] == "SIGTERM" and ends.count("SIGKILL") == 1 and ends[-1] == "SIGTERM at the end", table
+    assert all(p.start and p.end and p.start.rss_kb and p.start.threads and p.start.files
+               for p in report.processes), table
+    # Every feature met: the correspondence game, spectators, chat sent and counted, records.
+    assert any(g.tc == (0, 0) for g in report.games), table
+    assert report.spectator_lines > 0 and c.chat_queued > 0, table
+    assert c.chat_sent == c.chat_queued - c.chat_dropped and not c.chat_wrong, table
+    finished = [g for g in report.games if g.status != "started"]
+    # (the records of the bot's own matchmaking games are checked too: there may be more)
+    assert c.records + len(c.unrecorded) >= len(finished) >= 4 and c.records >= 3, table
+    assert c.token_lines == 0 and c.levels["INFO"] > 100 and c.latencies_ms, table
+    assert report.faults["slow server (0.5 s)"] >= 0 and sum(report.faults.values()) >= 5, table
+    assert (tmp_path / "soak.svg").read_text().startswith("<svg")
+
+
+def fake_game(gid: str, chat: list[tuple[str, str, str]], status: str = "mate",
+              moves: tuple[str, ...] = ()) -> SimpleNamespace:
+    """What the checks read of a sandbox GameInfo."""
+    return SimpleNamespace(id=gid, chat=chat, status=status, moves=list(moves), bot_color="white",
+                           flagged=None)
+
+
+LOG = """\
+2026-01-01 10:00:00,000 INFO    game-g1 bot.games.chat: game g1: chat to the player room: Hi alice
+2026-01-01 10:00:00,000 INFO    game-g1 bot.games.chat: game g1: chat to the spectator room: Hello
+2026-01-01 10:00:01,000 WARNING game-g1 bot.games.chat: game g1: chat line not sent (player room, x): 'Bye'
+2026-01-01 10:00:01,000 INFO    game-g1 bot.games.chat: game g1: chat to the player room: Bye
+"""
+
+
+def test_the_chat_check_fails_on_a_line_lost_without_a_log_line_or_sent_twice():
+    ok = Checks()
+    check_chat(LOG, [fake_game("g1", [("umax-bot", "player", "Hi alice"), ("UMAX-BOT", "spectator", "Hello"),
+                                      ("alice", "player", "!help")])], "umax-bot", ok)
+    assert ok.chat_wrong == [] and (ok.chat_queued, ok.chat_sent, ok.chat_dropped) == (3, 2, 1)
+    lost = Checks()  # the spectator greeting never arrived, and no log line says it was dropped
+    check_chat(LOG, [fake_game("g1", [("umax-bot", "player", "Hi alice")])], "umax-bot", lost)
+    assert lost.chat_wrong == ["game g1: 2 line(s) queued and not sent, 1 drop(s) logged"]
+    twice = Checks()
+    sent = [("umax-bot", "player", "Hi alice")] * 2 + [("umax-bot", "spectator", "Hello")]
+    check_chat(LOG, [fake_game("g1", sent)], "umax-bot", twice)
+    assert twice.chat_wrong == ["game g1: sent more often than queued: {('player', 'Hi alice'): 1}"]
+
+
+def test_the_offer_check_counts_answers_between_offers_and_fails_on_two():
+    def answer(t: float, path: str, status: int = 200) -> RequestDetail:
+        return RequestDetail(t, t, "POST", path, status, None, None)
+
+    c = Checks()
+    offers = [("g1", 1.0), ("g1", 5.0)]
+    details = [answer(1.5, "/api/bot/game/g1/takeback/no"), answer(5.5, "/api/bot/game/g1/takeback/yes"),
+               answer(5.6, "/api/bot/game/g1/takeback/yes", status=429),  # refused: not an answer
+               answer(5.7, "/api/bot/game/g1/draw/yes")]  # another kind
+    assert check_offers(offers, details, "takeback", c) == 2 and c.answered_twice == []
+    details.append(answer(6.0, "/api/bot/game/g1/takeback/yes"))
+    assert check_offers(offers, details, "takeback", c) == 3
+    assert c.answered_twice == ["takeback offer 2 in game g1: 2 answers"]
+
+
+def test_the_record_check_wants_one_readable_pgn_with_every_move_unless_the_bot_was_down(tmp_path):
+    board = chess.Board()
+    for m in ("e2e4", "e7e5"):
+        board.push_uci(m)
+    (tmp_path / "2026-01-01_g1.pgn").write_text(str(chess.pgn.Game.from_board(board)))
+    (tmp_path / "2026-01-01_g2.pgn").write_text(str(chess.pgn.Game.from_board(board)))
+    games = [fake_game("g1", [], moves=("e2e4", "e7e5")), fake_game("g2", [], moves=("e2e4", "e7e5", "g1f3")),
+             fake_game("g3", []), fake_game("g4", []), fake_game("g5", [], status="started")]
+    c = Checks()
+    down = [(8.0, 12.0, "a SIGKILL restart of the bot")]
+    check_records(tmp_path, games, c, {"g3": 10.0, "g4": 50.0}, down)
+    assert c.records == 1
+    assert c.record_problems == ["2026-01-01_g2.pgn: 2 plies, the sandbox has 3",
+                                 "game g4 (mate): 0 record(s)"]
+    assert c.unrecorded == ["game g3 (mate): ended during a SIGKILL restart of the bot"]
 
 
 # ---------------------------------------------------------------- the 429 check and the request kinds

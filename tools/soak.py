@@ -15,6 +15,24 @@ The table: games started / finished normally / lost on time / aborted, illegal m
 inside the pause, checked from the sandbox's request log), process restarts needed (must be 0),
 peak RSS early and at the end (the growth must stay within the hash tables), the worst time from
 gameState to the move POST, and every fault that fired. `--markdown FILE` writes it as markdown.
+
+Everything at once (`--everything`): the bot runs with every feature a user would turn on (two games
+at once, correspondence games, the book, pondering, Syzygy files and the online tablebase stand-in,
+matchmaking against the sandbox's sparring bots, the challenge queue, takebacks, draw offers and
+answers, resignation, chat commands, PGN records); its opponents move like a random mover or the
+quick engine and each has a habit drawn from the seed (tools/soak_opponents.py: takebacks twice,
+draw offers, chat commands, leaving, aborting, resigning); spectators type commands; the sandbox
+also answers slowly now and then (`--slow`); the bot is stopped with SIGTERM and started again after
+every `--sigterm-every` games, and killed once (SIGKILL) after `--sigkill-at` games. The report then
+adds, from the sandbox and the bot's log (tools/soak_checks.py): each process's memory, threads and
+open files at its start and end and their growth per game, the worst and median move latency, the
+log lines by level and the token in none, each takeback and draw offer answered once at most, every
+chat line sent exactly once or its drop logged, one PGN per finished game readable by python-chess,
+and every loss on time explained by a restart; a picture of memory, threads and move latency goes to
+soak.svg in the work folder (tools/soak_picture.py). The exit status is 1 when any check fails.
+
+    python -m tools.soak --everything --games 200 --tc 20+1,30+0 --fault-rate 0.03 --seed 31 \\
+        --sigterm-every 40 --sigkill-at 90 --workdir soak-out
 """
 
 from __future__ import annotations
@@ -24,6 +42,7 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -41,8 +60,14 @@ import yaml
 from bot.config import config_from_dict
 from bot.sandbox import EngineOpponent, Opponent, RandomOpponent, Sandbox
 from bot.sandbox.chaos import Chaos, ChaosConfig, RateLimitCheck, check_rate_limits
+from tools import soak_checks
+from tools.soak_checks import Checks, ProcessRun, Sample
+from tools.soak_opponents import COMMANDS, Offers, habit_opponent
+from tools.soak_picture import write_svg
 
 ROOT = Path(__file__).resolve().parents[1]
+SYZYGY = ROOT / "tests" / "data" / "syzygy"  # 3- and 4-piece tables: the bot's files and the stand-in's
+SAMPLE_EVERY_S = 2.0
 NORMAL_END = ("mate", "resign", "stalemate", "draw", "timeout", "outoftime", "variantEnd")
 ABORTED = ("aborted", "noStart")
 ILLEGAL_PREFIX = "Piece on"  # the sandbox's refusal of a move the rules do not allow (model.py)
@@ -76,6 +101,12 @@ class SoakOptions:
     bot_config: dict[str, Any] = field(default_factory=dict)  # extra config sections
     setup: Callable[[Sandbox], None] | None = None  # e.g. fixed faults on top of the random ones
     progress: Callable[[str], None] | None = None
+    everything: bool = False            # every feature on, opponents with habits, spectators' commands
+    sigterm_every: int = 0              # SIGTERM the bot and start it again after every this many games
+    sigkill_at: int = 0                 # SIGKILL it once after this many games (and start it again)
+    slow_s: float = 0.0                 # the chaos' slow server: some requests served after this long
+    correspondence_every: int = 0       # every n-th challenge is a correspondence game (1 day per move)
+    spectator_chat_per_s: float = 0.0   # spectators' commands per second, to a running game at random
 
 
 @dataclass
@@ -134,6 +165,12 @@ class SoakReport:
     lost_answers: int = 0          # moves played by the server whose answer was lost (Drop(after=True))
     move_posts_failed: int = 0     # "refused or lost" lines in the bot's log
     moves_resent: int = 0          # ... of which sent again unsearched (the server did not have them)
+    processes: list[ProcessRun] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    checks: Checks = field(default_factory=Checks)
+    spectator_lines: int = 0
+    habits: Counter[str] = field(default_factory=Counter)
+    picture: str = ""
 
     # ------------------------------------------------------------ figures
     @property
@@ -223,12 +260,43 @@ class SoakReport:
             ("errors in the bot's log", str(len(self.bot_errors))),
             ("faults fired", f"{sum(self.faults.values())}: {_counts(self.faults)}"),
         ]
+        if self.habits:
+            rows.append(("opponents' habits", _counts(self.habits)))
+            rows.append(("spectators' commands sent", str(self.spectator_lines)))
+        for n, p in enumerate(self.processes, 1):
+            def look(x: Sample | None) -> str:
+                return "-" if x is None else (f"RSS {x.rss_kb / mb:.0f} MiB, {x.threads} threads, "
+                                              f"{x.files} files")
+            rows.append((f"process {n} (pid {p.pid}, {p.games} games, {p.ended_by or 'running'})",
+                         f"start {look(p.start)}; end {look(p.end)}; per game {p.growth()}"))
+        rows += self.checks.rows()
+        if self.picture:
+            rows.append(("picture", self.picture))
         return rows
+
+    def failures(self) -> list[str]:
+        """Every check that did not hold (empty: the run passed)."""
+        c = self.checks
+        out = [text for bad, text in [
+            (self.illegal_moves, f"{self.illegal_moves} illegal move(s)"),
+            (self.process_restarts, f"{self.process_restarts} process restart(s) needed"),
+            (not self.rate_limits.ok, f"{len(self.rate_limits.violations)} 429 pause(s) broken"),
+            (self.unfinished, f"{len(self.unfinished)} game(s) not finished"),
+            (self.exit_code != 0, f"exit code {self.exit_code} after the final SIGTERM"),
+            (c.token_lines, f"the token in {c.token_lines} log line(s)"),
+            (c.answered_twice, f"{len(c.answered_twice)} offer(s) answered twice"),
+            (c.chat_wrong, f"{len(c.chat_wrong)} game(s) whose chat lines were not each sent once"),
+            (c.record_problems, f"{len(c.record_problems)} record problem(s)"),
+            (c.unexplained_time_losses, f"{len(c.unexplained_time_losses)} unexplained loss(es) on time"),
+            (self.bot_errors, f"{len(self.bot_errors)} error line(s) in the bot's log"),
+        ] if bad]
+        out += [f"{p.ended_by}" for p in self.processes if "exit 0" not in p.ended_by
+                and not p.ended_by.startswith("SIGKILL")]
+        return out
 
     @property
     def ok(self) -> bool:
-        return (self.illegal_moves == 0 and self.process_restarts == 0 and self.rate_limits.ok
-                and not self.unfinished and self.exit_code == 0)
+        return not self.failures()
 
     def table(self, markdown: bool = False) -> str:
         o = self.options
@@ -249,6 +317,11 @@ class SoakReport:
             lines += ["", "429 pauses broken:"] + [f"- {v}" for v in self.rate_limits.violations[:10]]
         if self.bot_errors:
             lines += ["", "bot errors:"] + [f"- {e[:300]}" for e in self.bot_errors[:10]]
+        details = self.checks.details()
+        if details:
+            lines += ["", "details:"] + [f"- {d}" for d in details]
+        failures = self.failures()
+        lines += ["", "FAILED: " + "; ".join(failures) if failures else "all checks passed"]
         return "\n".join(lines) + "\n"
 
 
@@ -334,6 +407,9 @@ def write_config(path: Path, sb: Sandbox, opts: SoakOptions) -> Path:
                     # sandbox here counts no connections: no spacing, so the figures stay comparable.
                     "event_stream_connects": 10_000},
     }
+    if opts.everything:
+        for section, values in everything_config(sb, opts, path.parent).items():
+            data.setdefault(section, {}).update(values)
     for section, values in opts.bot_config.items():
         if isinstance(values, dict):
             data.setdefault(section, {}).update(values)
@@ -341,6 +417,28 @@ def write_config(path: Path, sb: Sandbox, opts: SoakOptions) -> Path:
             data[section] = values
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def everything_config(sb: Sandbox, opts: SoakOptions, workdir: Path) -> dict[str, dict[str, Any]]:
+    """Every feature on, as a user would configure it (the sections on top of write_config's)."""
+    # Lichess takes these bases only (bot/config.py checks): the soak's others are left out.
+    tcs = [f"{b}+{i}" for b, i in opts.tcs if b in (15, 30, 45, 90) or (b and b % 60 == 0)] or ["30+1"]
+    return {
+        "engine": {"ponder": True},
+        "book": {"enabled": True},
+        "tablebase": {"enabled": True, "url": sb.url, "syzygy_path": str(SYZYGY)},
+        "challenge": {"speeds": ["bullet", "blitz", "rapid", "classical", "correspondence"], "queue_size": 3,
+                      "max_games_per_user": 2, "bot_bullet_needs_increment": False},
+        "matchmaking": {"enabled": True, "idle_s": 5.0, "time_controls": tcs, "challenge_timeout_s": 10.0,
+                        "memory_file": str(workdir / "matchmaking.json")},
+        "takeback": {"max_per_game": 1, "humans_only": False, "casual_only": False},
+        "draw": {"accept": True, "offer": True, "min_moves": 10},
+        "resign": {"enabled": True},
+        "chat": {"commands": True, "answer_interval_s": 0.0},  # every command answered: countable
+        "records": {"enabled": True, "directory": str(workdir / "games")},
+        "game": {"abort_after_s": 20.0, "correspondence_checkin_s": 5.0},
+        "time": {"correspondence_movetime_ms": 300},
+    }
 
 
 # ---------------------------------------------------------------- the run
@@ -371,34 +469,41 @@ def run(opts: SoakOptions, command: str = "") -> SoakReport:
     log = workdir / "bot.log"
     log.write_bytes(b"")
     t0 = time.monotonic()
-    sb = Sandbox(seed=opts.seed, keepalive_s=opts.keepalive_s, opponent_think_s=opts.opponent_think_s).start()
+    sb = Sandbox(seed=opts.seed, keepalive_s=opts.keepalive_s, opponent_think_s=opts.opponent_think_s,
+                 tablebase_dir=str(SYZYGY) if opts.everything else None).start()
+    if opts.everything:
+        sb.add_sparring_bots()
     chaos = Chaos(sb, ChaosConfig(rate=opts.fault_rate, seed=opts.seed, read_timeout_s=opts.read_timeout_s,
                                   retry_after_s=opts.retry_after_s, restart_every_s=opts.restart_every_s,
-                                  restart_downtime_s=opts.restart_downtime_s))
+                                  restart_downtime_s=opts.restart_downtime_s, slow_s=opts.slow_s))
     bot = BotProcess(write_config(workdir / "config.yml", sb, opts), log)
+    run = _Run(opts, sb, chaos, bot, report, say, t0)
     try:
         chaos.install()
         if opts.setup is not None:
             opts.setup(sb)
-        bot.start()
-        if not sb.wait_event_stream(timeout=180):
-            raise RuntimeError(f"the bot never opened its event stream; log:\n{log.read_text()[-3000:]}")
+        run.start_bot()
         report.rss_ready_kb = bot.rss()[0]
         chaos.start()
         say(f"bot ready (pid {bot.pid}, RSS {report.rss_ready_kb // 1024} MiB); playing {opts.games} games")
-        _play(opts, sb, chaos, bot, report, say)
+        run.play()
         chaos.stop()
+        run.wait_ends_seen()
         time.sleep(1.0)  # the last game threads say goodbye and free their engines
         report.rss_end_kb, report.hwm_end_kb = bot.rss()
         if not report.hwm_early_kb:
             report.hwm_early_kb = report.hwm_end_kb
         term_at = time.monotonic()
+        run.end_process()
         report.exit_code, report.exit_s = bot.signal(signal.SIGTERM)
+        report.processes[-1].ended_by = (f"SIGTERM at the end: exit {report.exit_code} in "
+                                         f"{report.exit_s:.1f} s")
         report.resign_abort_requests = len(sb.requests(r"/api/bot/game/[^/]+/(resign|abort)$", "POST"))
         late = [r for r in sb.request_details
                 if r.arrived > term_at and re.search(r"/(resign|abort)$", r.path)]
         if late:
             report.bot_errors.append(f"{len(late)} resign/abort request(s) after SIGTERM")
+        games = sb.games()
     finally:
         chaos.stop()
         bot.kill()
@@ -408,87 +513,254 @@ def run(opts: SoakOptions, command: str = "") -> SoakReport:
     report.rate_limits = check_rate_limits(sb.request_details, opts.rate_limit_pause_s)
     report.event_stream_connects = sb.event_stream_connects
     report.lost_answers = sum(1 for r in sb.request_details if "/move/" in r.path and r.served_status == 200)
-    _read_log(log.read_text(errors="replace"), report)
+    text = log.read_text(errors="replace")
+    _read_log(text, report)
+    run.check(text, games, workdir)
     if tmp is not None:
         tmp.cleanup()
     return report
 
 
-def _play(opts: SoakOptions, sb: Sandbox, chaos: Chaos, bot: BotProcess, report: SoakReport,
-          say: Callable[[str], None]) -> None:
-    pending: dict[str, tuple[float, tuple[int, int]]] = {}   # challenge id -> (sent at, tc)
-    running: dict[str, tuple[int, int]] = {}                 # game id -> tc
-    retry_at = 0.0
-    started = 0
-    n = 0
-    stop_challenging_at = (time.monotonic() + opts.max_minutes * 60) if opts.max_minutes else None
-    no_stream_since: float | None = None
-    while True:
-        now = time.monotonic()
-        # The process: restarted (and counted) if it died or stopped listening for a minute.
-        if not bot.alive():
-            report.process_restarts += 1
-            report.restart_reasons.append(f"exited with code {bot.proc.returncode if bot.proc else None}")
-            say(f"bot process died ({report.restart_reasons[-1]}); restarting it")
-            bot.start()
-        if sb.world.event_sub is None and not chaos_restarting(chaos):
-            no_stream_since = no_stream_since or now
-            if now - no_stream_since > 60:
-                report.process_restarts += 1
-                report.restart_reasons.append("no event stream for 60 s")
-                say("the bot has not listened to its event stream for 60 s; restarting it")
-                bot.kill()
-                bot.start()
-                no_stream_since = None
+class _Run:
+    """The soak's loop: challenges, the games' ends, spectators, samples and the bot's restarts."""
+
+    def __init__(self, opts: SoakOptions, sb: Sandbox, chaos: Chaos, bot: BotProcess, report: SoakReport,
+                 say: Callable[[str], None], t0: float):
+        self.opts, self.sb, self.chaos, self.bot, self.report, self.say, self.t0 = (
+            opts, sb, chaos, bot, report, say, t0)
+        self.offers = Offers()
+        self.rng = random.Random(opts.seed)
+        self.started_at: dict[str, float] = {}
+        self.ended_at: dict[str, float] = {}
+        self.outages: list[tuple[float, float, str]] = []  # (from, to, what): the bot down
+        self.ended_unseen: set[str] = set()  # games over on the server whose end the bot has not logged yet
+        self.next_sample = 0.0
+
+    # ------------------------------------------------------------ the process
+
+    def start_bot(self) -> None:
+        connects = self.sb.event_stream_connects
+        self.bot.start()
+        deadline = time.monotonic() + 180
+        while (not self.sb.wait_event_stream(timeout=1.0, connects=connects + 1) and self.bot.alive()
+               and time.monotonic() < deadline):
+            pass
+        if self.sb.event_stream_connects <= connects:
+            raise RuntimeError(f"the bot never opened its event stream; log:\n"
+                               f"{self.bot.log.read_text()[-3000:]}")
+        self.report.processes.append(ProcessRun(self.bot.pid, start=self._sample()))
+
+    def end_process(self) -> None:
+        self.report.processes[-1].end = self._sample()
+
+    def restart(self, sig: int) -> None:
+        """Stop the bot with `sig` and start it again: the games go on on the server meanwhile."""
+        self.wait_ends_seen()
+        self.end_process()
+        down = time.monotonic()
+        if sig == signal.SIGKILL:
+            self.bot.kill()
+            ended = "SIGKILL"
         else:
-            no_stream_since = None
-        # Challenges: answered?
-        for cid, (sent_at, tc) in list(pending.items()):
-            info = sb.challenge(cid)
-            if info.status == "accepted" and info.game_id:
-                del pending[cid]
-                running[info.game_id] = tc
-                started += 1
-                say(f"game {started}/{opts.games}: {info.game_id} ({tc[0]}+{tc[1]}, bot {info.bot_color})")
-            elif info.status in ("declined", "canceled"):
-                del pending[cid]
-                report.declined[info.decline_reason or info.status] += 1
-                retry_at = now + 0.5  # usually "later": the bot has not freed the slot yet
-            elif now - sent_at > 90:
-                sb.cancel_challenge(cid)
-                del pending[cid]
-                report.unanswered += 1
-        # Games: over?
-        for gid, tc in list(running.items()):
-            info = sb.game(gid)
-            if info.status == "started":
-                continue
-            del running[gid]
-            report.games.append(GameOutcome(
-                id=gid, tc=tc, bot_color=info.bot_color, status=info.status, winner=info.winner,
-                flagged=info.flagged, plies=len(info.moves), rejected=list(info.rejected_moves),
-                castling_kxr=info.castling_as_king_takes_rook, castled=_castled(info.moves),
-                stream_connects=info.stream_connects,
-                worst_server_latency_s=max(info.bot_move_latency, default=0.0)))
-            g = report.games[-1]
-            say(f"  {gid}: {g.status} {g.winner or ''} after {g.plies} plies"
-                + (f"; rejected {g.rejected}" if g.rejected else ""))
-            if len(report.games) == opts.concurrency and not report.hwm_early_kb:
-                report.hwm_early_kb = bot.rss()[1]
-        # More challenges, keeping `concurrency` games going.
-        may_challenge = stop_challenging_at is None or now < stop_challenging_at
-        if (may_challenge and started + len(pending) < opts.games
-                and len(running) + len(pending) < opts.concurrency and now >= retry_at):
-            tc = opts.tcs[n % len(opts.tcs)]
-            cid = sb.send_challenge(f"sparring{n % 7}", clock=tc, opponent=_opponent(opts, n),
-                                    castling_as_king_takes_rook=chaos.castling_kxr())
-            n += 1
-            report.challenges_sent += 1
-            pending[cid] = (now, tc)
-        if not running and not pending and (started >= opts.games or not may_challenge):
-            break
-        time.sleep(0.2)
-    report.unfinished = list(running)
+            code, secs = self.bot.signal(sig)
+            ended = f"SIGTERM: exit {code} in {secs:.1f} s"
+        self.report.processes[-1].ended_by = ended
+        name = "SIGKILL" if sig == signal.SIGKILL else "SIGTERM"
+        self.say(f"{name}: the bot {ended}; starting it again")
+        self.start_bot()
+        self.outages.append((down, time.monotonic(), f"a {name} restart of the bot"))
+
+    def wait_ends_seen(self) -> None:
+        """Before a stop: the bot may take up to 10 s to end the games just over, records written (a
+        game that ends while the bot is down has none: Lichess tells a restarted bot only of games in
+        progress)."""
+        deadline = time.monotonic() + 10
+        while self.ended_unseen and time.monotonic() < deadline:
+            text = self.bot.log.read_text(errors="replace")
+            # Not "(not finished)": a correspondence visit that left before the end says so.
+            self.ended_unseen = {gid for gid in self.ended_unseen
+                                 if not re.search(rf"game {gid}: thread ends \((?!not finished)", text)}
+            time.sleep(0.2)
+        self.ended_unseen.clear()
+
+    def _sample(self) -> Sample | None:
+        x = soak_checks.sample(self.bot.pid, time.monotonic() - self.t0) if self.bot.alive() else None
+        if x is not None:
+            self.report.samples.append(x)
+        return x
+
+    # ------------------------------------------------------------ the loop
+
+    def play(self) -> None:
+        opts, sb, report, say = self.opts, self.sb, self.report, self.say
+        pending: dict[str, tuple[float, tuple[int, int]]] = {}   # challenge id -> (sent at, tc)
+        running: dict[str, tuple[int, int]] = {}                 # game id -> tc ((0, 0): correspondence)
+        known: set[str] = set()
+        retry_at = 0.0
+        started = 0
+        ended = 0
+        n = 0
+        stop_challenging_at = (time.monotonic() + opts.max_minutes * 60) if opts.max_minutes else None
+        no_stream_since: float | None = None
+        killed = False
+        last_scan = 0.0
+        while True:
+            now = time.monotonic()
+            if now >= self.next_sample:
+                self._sample()
+                self.next_sample = now + SAMPLE_EVERY_S
+            # The process: restarted (and counted) if it died or stopped listening for a minute.
+            bot = self.bot
+            if not bot.alive():
+                report.process_restarts += 1
+                report.restart_reasons.append(f"exited with code {bot.proc.returncode if bot.proc else None}")
+                say(f"bot process died ({report.restart_reasons[-1]}); restarting it")
+                self.start_bot()
+            if sb.world.event_sub is None and not chaos_restarting(self.chaos):
+                no_stream_since = no_stream_since or now
+                if now - no_stream_since > 60:
+                    report.process_restarts += 1
+                    report.restart_reasons.append("no event stream for 60 s")
+                    say("the bot has not listened to its event stream for 60 s; restarting it")
+                    bot.kill()
+                    self.start_bot()
+                    no_stream_since = None
+            else:
+                no_stream_since = None
+            # Challenges: answered?
+            for cid, (sent_at, tc) in list(pending.items()):
+                info = sb.challenge(cid)
+                if info.status == "accepted" and info.game_id:
+                    del pending[cid]
+                    running[info.game_id] = tc
+                    known.add(info.game_id)
+                    self.started_at[info.game_id] = now
+                    started += 1
+                    habit = self.offers.habits.get(cid)
+                    if habit is not None:
+                        report.habits[habit] += 1
+                    say(f"game {started}/{opts.games}: {info.game_id} ({_tc(tc)}, bot {info.bot_color}"
+                        + (f", opponent {habit}" if habit else "") + ")")
+                elif info.status in ("declined", "canceled"):
+                    del pending[cid]
+                    report.declined[info.decline_reason or info.status] += 1
+                    retry_at = now + 0.5  # usually "later": the bot has not freed the slot yet
+                elif now - sent_at > 90:
+                    sb.cancel_challenge(cid)
+                    del pending[cid]
+                    report.unanswered += 1
+            # Games the bot started itself (matchmaking): followed like ours, until ours are all started
+            # (else the run would never end: the idle bot challenges again and again).
+            may_challenge = stop_challenging_at is None or now < stop_challenging_at
+            if opts.everything and now - last_scan > 2.0 and started < opts.games and may_challenge:
+                last_scan = now
+                for g in sb.games():
+                    if g.id not in known:
+                        known.add(g.id)
+                        running[g.id] = (-1, -1)
+                        self.started_at[g.id] = now
+                        report.habits["(matchmaking: a sparring bot)"] += 1
+                        say(f"matchmaking game {g.id} (bot {g.bot_color})")
+            # Games: over?
+            for gid, tc in list(running.items()):
+                info = sb.game(gid)
+                if info.status == "started":
+                    continue
+                del running[gid]
+                self.ended_at[gid] = now
+                self.ended_unseen.add(gid)
+                ended += 1
+                report.processes[-1].games += 1
+                report.games.append(GameOutcome(
+                    id=gid, tc=tc, bot_color=info.bot_color, status=info.status, winner=info.winner,
+                    flagged=info.flagged, plies=len(info.moves), rejected=list(info.rejected_moves),
+                    castling_kxr=info.castling_as_king_takes_rook, castled=_castled(info.moves),
+                    stream_connects=info.stream_connects,
+                    worst_server_latency_s=max(info.bot_move_latency, default=0.0)))
+                g = report.games[-1]
+                say(f"  {gid}: {g.status} {g.winner or ''} after {g.plies} plies"
+                    + (f"; rejected {g.rejected}" if g.rejected else ""))
+                if len(report.games) == opts.concurrency and not report.hwm_early_kb:
+                    report.hwm_early_kb = bot.rss()[1]
+                if opts.sigkill_at and not killed and ended >= opts.sigkill_at and running:
+                    killed = True
+                    self.restart(signal.SIGKILL)
+                elif (opts.sigterm_every and ended % opts.sigterm_every == 0 and ended < opts.games
+                      and running):
+                    self.restart(signal.SIGTERM)
+            self._spectators(running, now)
+            # More challenges, keeping `concurrency` games going.
+            realtime = sum(1 for tc in running.values() if tc != (0, 0))
+            if (may_challenge and started + len(pending) < opts.games
+                    and realtime + len(pending) < opts.concurrency and now >= retry_at):
+                pending[self._challenge(n)] = (now, self._tc(n))
+                n += 1
+                report.challenges_sent += 1
+            if not running and not pending and (started >= opts.games or not may_challenge):
+                break
+            time.sleep(0.2)
+        report.unfinished = list(running)
+
+    def _tc(self, n: int) -> tuple[int, int]:
+        every = self.opts.correspondence_every
+        if every and n % every == every - 1:
+            return (0, 0)
+        return self.opts.tcs[n % len(self.opts.tcs)]
+
+    def _challenge(self, n: int) -> str:
+        opts, tc = self.opts, self._tc(n)
+        if opts.everything:
+            opponent: Opponent = habit_opponent(n, opts.seed, opts.opponent_think_s, opts.opponent_nodes,
+                                                self.offers, correspondence=tc == (0, 0))
+        else:
+            opponent = _opponent(opts, n)
+        kxr = self.chaos.castling_kxr()
+        if tc == (0, 0):
+            cid = self.sb.send_challenge(f"sparring{n % 7}", clock=None, days=1, opponent=opponent,
+                                         castling_as_king_takes_rook=kxr)
+        else:
+            cid = self.sb.send_challenge(f"sparring{n % 7}", clock=tc, opponent=opponent,
+                                         castling_as_king_takes_rook=kxr)
+        if opts.everything:
+            self.offers.habits[cid] = opponent.habit  # type: ignore[attr-defined]
+        return cid
+
+    def _spectators(self, running: dict[str, tuple[int, int]], now: float) -> None:
+        """Spectators' commands, `spectator_chat_per_s` of them per second, to a running game at random."""
+        rate = self.opts.spectator_chat_per_s
+        if rate <= 0 or not running or self.rng.random() >= rate * 0.2:  # one loop turn: ~0.2 s
+            return
+        gid = self.rng.choice(sorted(running))
+        try:
+            self.sb.chat(gid, self.rng.choice(COMMANDS), username=f"watcher{self.rng.randrange(5)}")
+            self.report.spectator_lines += 1
+        except Exception:  # noqa: BLE001 - the game may have ended (or the sandbox be restarting) meanwhile
+            pass
+
+    # ------------------------------------------------------------ the checks
+
+    def check(self, text: str, games: list[Any], workdir: Path) -> None:
+        c, sb = self.report.checks, self.sb
+        soak_checks.read_log(text, sb.token, c)
+        c.takeback_offers, c.draw_offers = len(self.offers.takebacks), len(self.offers.draws)
+        details = sb.request_details
+        c.takeback_answers = soak_checks.check_offers(self.offers.takebacks, details, "takeback", c)
+        c.draw_answers = soak_checks.check_offers(self.offers.draws, details, "draw", c)
+        soak_checks.check_chat(text, games, sb.world.bot.name, c)
+        records = workdir / "games"
+        outages = list(self.outages) + [(at, at + downtime, f"a sandbox restart ({mode})")
+                                        for at, mode, downtime in self.chaos.restarts]
+        if records.is_dir():
+            soak_checks.check_records(records, games, c, self.ended_at, self.outages)
+        soak_checks.explain_time_losses(games, self.ended_at, self.started_at, outages, c)
+        lat = c.latencies_ms
+        self.report.picture = str(write_svg(
+            workdir / "soak.svg", [(x.t, x.rss_kb / 1024) for x in self.report.samples],
+            [(x.t, x.threads) for x in self.report.samples], lat))
+
+
+def _tc(tc: tuple[int, int]) -> str:
+    return "correspondence" if tc == (0, 0) else "matchmaking" if tc == (-1, -1) else f"{tc[0]}+{tc[1]}"
 
 
 def chaos_restarting(chaos: Chaos) -> bool:
@@ -546,12 +818,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--markdown", type=Path, help="also write the table as markdown to this file")
     ap.add_argument("--json", type=Path, help="also write every figure and game outcome as JSON")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--everything", action="store_true",
+                    help="every feature on, opponents with habits, spectators' commands (see above)")
+    ap.add_argument("--sigterm-every", type=int, default=0, help="SIGTERM and restart the bot every N games")
+    ap.add_argument("--sigkill-at", type=int, default=0,
+                    help="SIGKILL and restart the bot once, after N games")
+    ap.add_argument("--slow", type=float, help="slow-server fault: requests served after this long, s "
+                                               "(default 1 with --everything, else none)")
+    ap.add_argument("--correspondence-every", type=int,
+                    help="every N-th challenge a correspondence game (default 10 with --everything)")
+    ap.add_argument("--spectator-chat", type=float,
+                    help="spectators' commands per second (default 0.2 with --everything)")
     args = ap.parse_args(argv)
+    every = args.everything
+
+    def default(value: Any, with_everything: Any, without: Any) -> Any:
+        return value if value is not None else with_everything if every else without
+
     opts = SoakOptions(games=args.games, concurrency=args.concurrency, tcs=_tcs(args.tc),
                        fault_rate=args.fault_rate, seed=args.seed, opponent=args.opponent,
                        opponent_nodes=args.opponent_nodes, restart_every_s=args.restart_every or None,
                        hash_total_mb=args.hash_total_mb, max_minutes=args.max_minutes, workdir=args.workdir,
-                       progress=None if args.quiet else lambda m: print(m, flush=True))
+                       progress=None if args.quiet else lambda m: print(m, flush=True), everything=every,
+                       sigterm_every=args.sigterm_every, sigkill_at=args.sigkill_at,
+                       slow_s=default(args.slow, 1.0, 0.0),
+                       correspondence_every=default(args.correspondence_every, 10, 0),
+                       spectator_chat_per_s=default(args.spectator_chat, 0.2, 0.0))
     command = "python -m tools.soak " + " ".join(argv if argv is not None else sys.argv[1:])
     report = run(opts, command)
     print(report.table(), flush=True)
@@ -559,9 +851,11 @@ def main(argv: list[str] | None = None) -> int:
         args.markdown.write_text(report.table(markdown=True))
     if args.json:
         # dataclasses.asdict() would rebuild a Counter from (key, value) pairs and count the pairs.
+        checks = dataclasses.replace(report.checks, levels=dict(report.checks.levels))
         plain = dataclasses.replace(report, options=dataclasses.replace(opts, progress=None, setup=None),
                                     faults=dict(report.faults), declined=dict(report.declined),
-                                    reconnect_lines=dict(report.reconnect_lines))
+                                    reconnect_lines=dict(report.reconnect_lines), habits=dict(report.habits),
+                                    checks=checks)
         data = dataclasses.asdict(plain)
         data["figures"] = dict(report.rows())
         args.json.write_text(json.dumps(data, indent=1, default=str))

@@ -5,10 +5,12 @@ thread sends them in order through `Lichess.chat`, so no chat POST, retry or 429
 move POST. The thread starts with the first line waiting and ends when none is left. A line answered
 429 (`RateLimited`, also raised at once while chat is paused) stays at the head of the outbox and
 goes again when the pause (`pause_s`) is over; any other failure, once `Lichess`'s own retries are
-spent, is one log line and the line is dropped. `close(flush_s)`, when the game ends or the bot
-shuts down, lets the sender finish the outbox (the goodbye) for at most `flush_s`, then stops it:
-what is left is dropped with one log line, and nothing is queued after that. At most `OUTBOX_MAX`
-lines wait; a line beyond that is dropped (debug).
+spent, is one log line and the line is dropped. `close(keep_s)`, when the game ends, takes no new
+line and returns at once; the sender goes on with what is queued (the goodbye, answers held by a
+pause), since Lichess takes chat in a finished game (lila BotPlayer.chat does not look at the game's
+status), for at most `keep_s` more: what is left then is dropped, one log line per line. When the
+bot stops, what is left is dropped at once, one log line per line. At most `OUTBOX_MAX` lines wait;
+a line beyond that is dropped (debug).
 
 Commands. A chatLine whose text starts with "!" is a command, except a line from `lichess` (system
 lines such as "White offers draw") or from the bot itself (Lichess echoes our own lines on the game
@@ -47,6 +49,7 @@ log = logging.getLogger(__name__)
 ROOMS = ("player", "spectator")
 SYSTEM_USER = "lichess"  # lila ChatApi.system writes as this user
 OUTBOX_MAX = 20  # greetings, goodbyes and rate-limited answers never come near it
+STOP_POLL_S = 0.5  # a sender waiting out a pause looks this often whether the bot is stopping
 # micro-Max scores a mate about +-8000 (no distance); no material balance comes near this.
 MATE_SCORE = 7000
 
@@ -177,19 +180,27 @@ class Outbox:
                 log.debug("game %s: chat outbox full; dropping %r", self.game_id, text[:40])
                 return
             self._lines.append((room, text[:CHAT_MAX]))
+            log.info("game %s: chat to the %s room: %s", self.game_id, room, text[:CHAT_MAX])
             if self._thread is None:
                 self._thread = threading.Thread(target=self._send_all, name=f"chat-{self.game_id}",
                                                 daemon=True)
                 self._thread.start()
 
-    def close(self, flush_s: float) -> None:
-        """Let the sender finish the outbox for at most `flush_s` seconds, then stop it."""
+    def close(self, keep_s: float) -> None:
+        """Take no more lines; the sender may go on with those queued for `keep_s` more seconds (a
+        rate-limit pause may hold them past the game's end). Returns at once."""
         with self._cond:
-            self._deadline = time.monotonic() + flush_s
+            self._deadline = time.monotonic() + keep_s
             self._cond.notify_all()  # a sender waiting out a pause now waits only until the deadline
+
+    def join(self, timeout: float) -> bool:
+        """Wait until the sender is done (sent or dropped everything); False if it still runs."""
+        with self._cond:
             thread = self._thread
         if thread is not None:
-            thread.join(flush_s + 1.0)  # a POST under way may end a little after the deadline
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
 
     def pending(self) -> int:
         with self._cond:
@@ -207,35 +218,40 @@ class Outbox:
                 self._drop_all("the bot is stopping")
                 continue
             except LichessError as e:
-                log.warning("game %s: chat line %r not sent: %s", self.game_id, text[:40], e)
+                log.warning("game %s: chat line not sent (%s room, %s): %r", self.game_id, room, e, text[:60])
             except Exception:  # noqa: BLE001 - a bug costs the line, never the sender
                 log.exception("game %s: unexpected error sending chat line %r", self.game_id, text[:40])
             with self._cond:
                 self._lines.popleft()
 
     def _next(self) -> tuple[str, str] | None:
-        """The head of the outbox; None (and the thread ends) when it is empty or past the deadline."""
+        """The head of the outbox; None (and the thread ends) when it is empty, past the deadline or
+        the bot is stopping."""
         with self._cond:
-            if self._deadline is not None and time.monotonic() >= self._deadline and self._lines:
-                self._drop_all("the game's chat is closed")
+            if self.li.stop.is_set():
+                self._drop_all("the bot is stopping")
+            elif self._deadline is not None and time.monotonic() >= self._deadline:
+                self._drop_all("still held by a rate-limit pause when the game's chat time ran out")
             if not self._lines:
                 self._thread = None  # the next say() starts a new sender
                 return None
             return self._lines[0]
 
     def _wait(self, pause_s: float, text: str) -> None:
+        """Wait out the pause, but not past the deadline, and not once the bot is stopping."""
         log.info("game %s: chat paused after HTTP 429; %r goes in %.1f s", self.game_id, text[:40], pause_s)
         end = time.monotonic() + pause_s
         with self._cond:
-            while (left := end - time.monotonic()) > 0:
+            while (left := end - time.monotonic()) > 0 and not self.li.stop.is_set():
                 if self._deadline is not None:
                     left = min(left, self._deadline - time.monotonic())
                     if left <= 0:
                         return
-                self._cond.wait(left)
+                self._cond.wait(min(left, STOP_POLL_S))
 
     def _drop_all(self, why: str) -> None:
         with self._cond:
-            if self._lines:
-                log.info("game %s: %d chat line(s) not sent: %s", self.game_id, len(self._lines), why)
-                self._lines.clear()
+            for room, text in self._lines:
+                log.warning("game %s: chat line not sent (%s room, %s): %r", self.game_id, room, why,
+                            text[:60])
+            self._lines.clear()

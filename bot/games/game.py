@@ -8,6 +8,8 @@ offers and answers and resignation by the score rule, the opponent's takeback of
 the `takeback` rule, an abort when the opponent never makes a first move, a claim of victory when
 the opponent has left, and the chat (`bot.games.chat`): a greeting and a goodbye in both rooms, and the
 answers to commands, queued for the game's chat sender so that no chat request ever delays a move.
+The stream is read by a reader thread of its own (`Game._events`), which answers chat lines itself,
+so that an answer never waits for a search, and hands every other event to the game thread.
 
 Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
 before we think when it is our turn; a state from before our own move is not answered (our move
@@ -32,20 +34,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import chess
 
-from bot.games import chat
-
-from bot.games import records
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
+from bot.games import chat, records
+from bot.games.position import EngineLike, GamePosition
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
-from bot.games.position import EngineLike, GamePosition
 from engine import timeman
 from engine.board import PAWN
 
@@ -56,8 +57,13 @@ MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later
 # Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):
 # a game not over this long after a claim may claim again.
 CLAIM_AGAIN_AFTER_S = 3.0
-# When the game thread ends, the chat sender may take this long to send what is left (the goodbye).
-CHAT_FLUSH_S = 5.0
+# After the game thread ends, its chat sender may go on this long with the lines still queued (the
+# goodbye, answers held by a 429 pause): Lichess takes chat in a finished game, and Lichess asks a
+# client answered 429 to wait a full minute, so a line held by such a pause (bot network.rate_limit_pause_s,
+# 60 s by default) still goes, even after a second 429. A line still held then is dropped (one log line).
+CHAT_AFTER_END_S = 120.0
+# The game thread looks this often whether the bot is stopping while it waits for the stream's next event.
+STOP_POLL_S = 0.25
 # Lichess ignores a draw offer made within 20 plies of the same player's last one
 # (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
 DRAW_OFFER_GAP_PLIES = 20
@@ -132,6 +138,8 @@ class Game:
         self._said_goodbye = False
         self.outbox = chat.Outbox(game_id, li)
         self._commands = chat.Commands(cfg.chat, me)
+        self._chat_lock = threading.Lock()  # chat lines are answered by the stream's reader (see _events)
+        self._set_up = threading.Event()  # a gameFull was handled
         # Our search results and what they led to.
         self.scores: list[int] = []
         self.last_search: chat.Search | None = None  # what !eval tells
@@ -176,8 +184,8 @@ class Game:
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
                 self._resync = False
-                for event in self.li.stream_game(self.id, self._stream_stop):
-                    self._handle(event, time.monotonic())
+                for event, received in self._events():
+                    self._handle(event, received)
                     if self._resync or self._stream_stop.is_set():
                         break
                 # A lost move is retried at once; a move the server keeps refusing backs off, so it
@@ -193,10 +201,58 @@ class Game:
         finally:
             self._cancel_timers()
             self._drop_engine()
-            self.outbox.close(CHAT_FLUSH_S)  # the goodbye, if it could not go yet
+            self.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: sent from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             if self._on_end is not None:
                 self._on_end(self)
+
+    def _events(self) -> Iterator[tuple[dict[str, Any], float]]:
+        """The game stream's events with the time each arrived, until the game thread stops asking
+        (a resync opens a fresh stream) or `_stream_stop` is set.
+
+        A reader thread of its own reads the stream (`Lichess.stream_game`, which reconnects), so
+        that a chat line is answered while the game thread thinks: the reader answers chat lines
+        itself (once the gameFull has told who the opponent is) and hands every other event to the
+        game thread in order. A reader left behind by a resync drops what it reads next and ends."""
+        stop = threading.Event()
+        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        reader = threading.Thread(target=self._read_stream, args=(stop, events), name=f"stream-{self.id}",
+                                  daemon=True)
+        reader.start()
+        try:
+            while not self._stream_stop.is_set():
+                try:
+                    item = events.get(timeout=STOP_POLL_S)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+
+    def _read_stream(self, stop: threading.Event, events: queue.SimpleQueue[Any]) -> None:
+        """The reader thread of `_events`: ends with None, or the exception that ended the stream."""
+        try:
+            for event in self.li.stream_game(self.id, stop):
+                received = time.monotonic()
+                if stop.is_set():
+                    break
+                if event.get("type") == "chatLine" and self._set_up.is_set():
+                    try:
+                        self._on_chat(event)
+                    except Exception:  # noqa: BLE001 - a bug costs the answer, never the stream
+                        log.exception("game %s: error while answering a chat line", self.id)
+                    continue
+                events.put((event, received))
+                if _ends_game(event):
+                    stop.set()  # the server closes the stream next: no reconnection to a finished game
+        except BaseException as e:  # noqa: BLE001 - handed to the game thread, which handles it as before
+            events.put(e)
+            return
+        events.put(None)
 
     def _drop_engine(self) -> None:
         """Let go of the engine and its hash table (most of our memory): back to the pool it came
@@ -243,6 +299,7 @@ class Game:
         try:
             if kind == "gameFull":
                 self._setup(event)
+                self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
                 self._on_state(_section(event, "state"), received)
                 self._greet()  # after the first move: in bullet the move matters more than the hello
             elif kind == "gameState":
@@ -274,9 +331,18 @@ class Game:
         game we cannot play, or one that is over."""
         if self._resync or self._unsent is not None:
             return False  # our move may not have arrived: the fresh state says
+        if self.status is not None:
+            return True  # its final state was handled: recorded, goodbye said
+        if self.finished.is_set():
+            return False  # over on the server (gameFinish): the final state the record needs comes next
         position = self.position
-        return (self.finished.is_set() or not self._playable or position is None
-                or position.board.turn != self.color)
+        if not self._playable or position is None:
+            return True
+        board = position.board
+        # Our move that mated or stalemated ends the game: the final state comes next (a visit that left
+        # now would never see it; the last visit that gameFinish starts is refused while this one runs).
+        return board.turn != self.color and not (board.is_checkmate() or board.is_stalemate()
+                                                  or board.is_insufficient_material())
 
     def _setup(self, full: dict[str, Any]) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
@@ -511,6 +577,9 @@ class Game:
                     return  # the game ends; if it does not, the next state finds the move still to make
                 theirs = state.get("btime" if self.color == chess.WHITE else "wtime")
                 offer = self._offer_draw(ply, clock_ms(theirs))
+            if getattr(res, "source", "search") == "search" and res.depth > 0:
+                # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
+                self.last_search = chat.Search(str(res.move), int(res.score), int(res.depth), int(res.nodes))
             sent = time.monotonic()
             try:
                 self.li.move(self.id, res.move, offering_draw=offer)
@@ -559,8 +628,6 @@ class Game:
         source = str(getattr(res, "source", "search"))
         self.record.notes[ply] = records.MoveNote(int(res.score) if scored else None, int(res.depth),
                                                   source, after)
-        if source == "search" and res.depth > 0:
-            self.last_search = chat.Search(str(res.move), int(res.score), int(res.depth), int(res.nodes))
 
     def _log_move(self, res: Any, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
@@ -702,7 +769,8 @@ class Game:
             log.warning("game %s: unusable chatLine skipped (%s)", self.id, e)
             return
         log.info("game %s: chat [%s] %s: %s", self.id, line.room, line.username, line.text[:200])
-        answer = self._commands.answer(line, self.opponent, self.last_search)
+        with self._chat_lock:
+            answer = self._commands.answer(line, self.opponent, self.last_search)
         if answer is not None:
             self.outbox.say(line.room, answer)
 
@@ -741,7 +809,7 @@ class Game:
         log.info("game %s: over: %s, %s (%d plies; overhead beyond the search: median %.1f, max %.1f ms)",
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
-        # once, and the thread waits for the goodbye to be sent (at most CHAT_FLUSH_S).
+        # once.
         self._cancel_timers()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
@@ -767,6 +835,14 @@ class Game:
         for timer in (self._abort_timer, self._claim_timer):
             if timer is not None:
                 timer.cancel()
+
+
+def _ends_game(event: dict[str, Any]) -> bool:
+    """A gameState, or a gameFull whose state, with a status that ends the game."""
+    state = event.get("state") if event.get("type") == "gameFull" else event
+    typed = isinstance(state, dict) and event.get("type") in ("gameFull", "gameState")
+    status = state.get("status") if typed else None
+    return isinstance(status, str) and status not in LIVE
 
 
 def _median(values: list[float]) -> float:

@@ -73,7 +73,8 @@ class GamePosition:
     def __init__(self, engine: EngineLike, label: str, sources: tuple[MoveSource, ...] = ()):
         self.engine = engine
         self.label = label  # for the log: "game <id>"
-        # asked in turn before the engine searches; a source's per-game view if it has one (bot.sources.outside)
+        # asked in turn before the engine searches; a source's per-game view if it has one
+        # (bot.sources.outside)
         self.sources = tuple(s.for_game() if hasattr(s, "for_game") else s for s in sources)
         self.initial_fen: str | None = None
         self.board = chess.Board()

@@ -8,7 +8,7 @@ the kinds of its group, so about `rate` of all requests and of all stream lines 
 Request faults (every API request, streams included, as a proxy in front of Lichess would do):
   429 with Retry-After, 429 without, 500, 502, 503, the connection closed before the status line,
   and (POST only) the request served but its answer lost (the move is played, the client never
-  hears so).
+  hears so); with `slow_s` > 0 also a slow server (the request served after `slow_s`).
 Stream faults (each ndjson line of the event stream and of the game streams):
   a cut in the middle of a line, a clean end of the stream, silence longer than the bot's read
   timeout, a malformed (truncated) JSON line, a line sent twice; on game streams a gameState held
@@ -141,6 +141,7 @@ class ChaosConfig:
     restart_every_s: float | None = 60.0   # None: no restarts
     restart_downtime_s: tuple[float, float] = (1.0, 3.0)
     castling_kxr_share: float = 0.5        # share of games that send castling as king-takes-rook
+    slow_s: float = 0.0                    # > 0: one more request kind, served after this long
 
 
 @dataclass
@@ -181,6 +182,8 @@ class Chaos:
             _Kind("closed before the status line", flt.Drop(), ALL_REQUESTS),
             _Kind("served, answer lost", flt.Drop(after=True), ALL_REQUESTS, method="POST"),
         ]
+        if c.slow_s > 0:
+            requests.append(_Kind(f"slow server ({c.slow_s:g} s)", flt.Delay(c.slow_s), ALL_REQUESTS))
         lines = [
             _Kind("stream cut mid-line", flt.CutStream(mid_line=True), STREAMS),
             _Kind("stream ended by the server", flt.EndStream(), STREAMS),
