@@ -301,13 +301,23 @@ def test_malformed_input_is_reported_and_ignored(raw: RawUci) -> None:
     assert raw.proc.poll() is None
 
 
+def _until_mate(raw: RawUci, timeout: float = 10.0) -> list[str]:
+    """Lines up to the first info line with a mate score. A wait for the line, not a fixed sleep: on a
+    busy machine the engine's first search can start (and load its numba code) a few tenths late."""
+    got: list[str] = []
+    while not any(" score mate " in g for g in got):
+        got += raw.expect("info depth", timeout=timeout)
+    return got
+
+
 def test_infinite_waits_for_stop_even_when_the_search_ends(raw: RawUci) -> None:
     raw.send(f"position fen {MATE_IN_1}")
     raw.send("go infinite")
     raw.send("isready")                      # answered at once during a search
     got = raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
-    time.sleep(0.3)                          # the mate is found in well under a millisecond
+    got = _until_mate(raw)                   # the mate is found at once, and still no bestmove
+    assert not any(g.startswith("bestmove") for g in got)
     raw.send("isready")
     got = raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
@@ -399,9 +409,9 @@ def test_bestmove_names_a_legal_ponder_move(raw: RawUci) -> None:
 def test_go_ponder_waits_even_for_a_mate_and_ponderhit_answers(raw: RawUci) -> None:
     raw.send(f"position fen {PONDER_MATE} moves g8h8")
     raw.send("go ponder wtime 10000 btime 10000")
-    time.sleep(0.3)                    # the mate is found at once: still no bestmove
+    got = _until_mate(raw)             # the mate is found at once: still no bestmove
     raw.send("isready")
-    got = raw.expect("readyok", timeout=5)
+    got += raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
     start = time.monotonic()
     raw.send("ponderhit")
