@@ -3,8 +3,7 @@ they need live in tests/data.
 
 The suite runs on pytest-xdist workers (pyproject.toml: `-n 3 --dist loadgroup`): it mostly waits on
 sandbox timeouts and subprocesses, so three workers pay even on two cores. Tests go one at a time to
-whichever worker is free, the files with the longest tests first; the dyno's tests, which share one
-slug that takes most of a minute to build, stay together on one worker.
+whichever worker is free, the files with the longest tests first.
 """
 
 from __future__ import annotations
@@ -29,8 +28,6 @@ LONGEST_FIRST = (
     "test_engine_fuzz.py",
     "test_engine_oracle.py",
 )
-# Files whose tests share a costly module fixture: one xdist group each (one worker builds it once).
-TOGETHER = ("test_deploy_dyno.py",)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -42,14 +39,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         import engine  # noqa: F401  (importing compiles D, or loads it from the cache)
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep order
-    if config.pluginmanager.hasplugin("xdist"):
-        for item in items:
-            if item.path.name in TOGETHER:
-                item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 @pytest.fixture(scope="session")
