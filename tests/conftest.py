@@ -1,4 +1,10 @@
-"""Shared fixtures. Tests never read ../shared: the reference figures they need live in tests/data."""
+"""Shared fixtures and the suite's running order. Tests never read ../shared: the reference figures
+they need live in tests/data.
+
+The suite runs on pytest-xdist workers (pyproject.toml: `-n 3 --dist loadgroup`): it mostly waits on
+sandbox timeouts and subprocesses, so three workers pay even on two cores. Tests go one at a time to
+whichever worker is free, the files with the longest tests first.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,35 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
+
+# The files with the longest tests (measured), started first so that no worker is left running one of
+# them alone at the end; the others keep their order. A file missing here only starts later.
+LONGEST_FIRST = (
+    "test_tools_soak.py",
+    "test_deploy_dyno.py",
+    "test_reliability_stream_fuzz.py",
+    "test_bot_process.py",
+    "test_reliability_kill.py",
+    "test_bot_config.py",
+    "test_engine_traces.py",
+    "test_engine_c_games.py",
+    "test_engine_fuzz.py",
+    "test_engine_oracle.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compile the search into numba's cache once, in the controller before xdist starts its workers
+    (or in the only process): with a cold cache each worker would otherwise compile it at the same
+    time. The workers, and the bots and engines the tests start, then load it."""
+    if not hasattr(session.config, "workerinput"):
+        import engine  # noqa: F401  (importing compiles D, or loads it from the cache)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep order
 
 
 @pytest.fixture(scope="session")

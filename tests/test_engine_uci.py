@@ -267,7 +267,9 @@ def test_stop_during_infinite_analysis(uci: chess.engine.SimpleEngine) -> None:
 
 
 def test_garbage_through_the_client_is_survived(uci: chess.engine.SimpleEngine) -> None:
-    for line in ("xyzzy", "position fen not a fen", "position startpos moves e2e5", "go depth banana",
+    # No `go` among them: a go the client did not send starts a search whose bestmove the client would
+    # take for the answer to its own next go (`go depth banana` is checked on raw stdin below).
+    for line in ("xyzzy", "position fen not a fen", "position startpos moves e2e5",
                  "setoption name Nonsense value 3"):
         uci.protocol.loop.call_soon_threadsafe(uci.protocol.send_line, line)
     uci.ping()
@@ -302,13 +304,23 @@ def test_malformed_input_is_reported_and_ignored(raw: RawUci) -> None:
     assert raw.proc.poll() is None
 
 
+def _until_mate(raw: RawUci, timeout: float = 10.0) -> list[str]:
+    """Lines up to the first info line with a mate score. A wait for the line, not a fixed sleep: on a
+    busy machine the engine's first search can start (and load its numba code) a few tenths late."""
+    got: list[str] = []
+    while not any(" score mate " in g for g in got):
+        got += raw.expect("info depth", timeout=timeout)
+    return got
+
+
 def test_infinite_waits_for_stop_even_when_the_search_ends(raw: RawUci) -> None:
     raw.send(f"position fen {MATE_IN_1}")
     raw.send("go infinite")
     raw.send("isready")                      # answered at once during a search
     got = raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
-    time.sleep(0.3)                          # the mate is found in well under a millisecond
+    got = _until_mate(raw)                   # the mate is found at once, and still no bestmove
+    assert not any(g.startswith("bestmove") for g in got)
     raw.send("isready")
     got = raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
@@ -400,9 +412,9 @@ def test_bestmove_names_a_legal_ponder_move(raw: RawUci) -> None:
 def test_go_ponder_waits_even_for_a_mate_and_ponderhit_answers(raw: RawUci) -> None:
     raw.send(f"position fen {PONDER_MATE} moves g8h8")
     raw.send("go ponder wtime 10000 btime 10000")
-    time.sleep(0.3)                    # the mate is found at once: still no bestmove
+    got = _until_mate(raw)             # the mate is found at once: still no bestmove
     raw.send("isready")
-    got = raw.expect("readyok", timeout=5)
+    got += raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
     start = time.monotonic()
     raw.send("ponderhit")

@@ -214,7 +214,6 @@ POSITIONS = [KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, KRKP_DRAW_PAWN, KPKP_DRAW, KPK
 # Scheduling slack on a loaded machine (2 shared cores, the whole suite running): a wait limit is
 # checked as "limit + SLACK_MS", still far below the 2-3 s the faulty answers take.
 SLACK_MS = 500
-FIGURES: dict[str, float] = {"positions": 0, "moves": 0, "fallbacks": 0, "worst_ms": 0.0, "over_ms": 0.0}
 
 
 @pytest.fixture(scope="module")
@@ -240,9 +239,9 @@ def client(sb):
 
     yield make
     for c in made:
-        FIGURES["fallbacks"] += c.stats.fallbacks
-        FIGURES["worst_ms"] = max(FIGURES["worst_ms"], c.stats.worst_wait_ms)
         c.close()
+    # No client of these tests waited beyond its limit (1 s at most, unless a test gave it more room).
+    assert all(c.stats.worst_wait_ms <= c.timeout_ms + SLACK_MS for c in made), [c.stats for c in made]
 
 
 def asked(sb: Sandbox) -> int:
@@ -265,9 +264,7 @@ def test_the_client_plays_the_stand_ins_best_move(sb, client, oracle, fen):
     source = client()
     move = source.move(chess.Board(fen), 60_000)
     answer = requests.get(f"{sb.url}/standard", params={"fen": fen}, timeout=5).json()
-    FIGURES["positions"] += 1
     assert move is not None and move.source == "tablebase"
-    FIGURES["moves"] += 1
     chosen = next(m for m in answer["moves"] if m["uci"] == move.move)
     cat, dtz = best_of(answer)
     assert chosen["category"] == cat and (cat == "draw" or chosen["dtz"] == dtz)
@@ -336,6 +333,7 @@ def test_a_fault_gives_no_move_within_the_timeout(sb, client, fault):
     assert source.move(chess.Board(KQK), 60_000) is None
     assert (time.monotonic() - started) * 1000 < 300 + SLACK_MS
     assert source.paused_for_s == 0  # only a 429 pauses
+    source.timeout_ms = 5000  # room for a loaded machine: the answer, not the limit, is checked now
     assert source.move(chess.Board(KQK), 60_000).move == "h1c6"  # the fault is gone: asked again
 
 
@@ -346,7 +344,6 @@ def test_a_slow_answer_is_abandoned_at_the_wait_limit(sb, client, timeout_ms, ti
     started = time.monotonic()
     assert source.move(chess.Board(KQK), time_left_ms) is None
     waited = (time.monotonic() - started) * 1000
-    FIGURES["over_ms"] = max(FIGURES["over_ms"], waited - wait_ms)
     assert wait_ms - 20 <= waited <= wait_ms + SLACK_MS
     assert source.stats.worst_wait_ms <= wait_ms + SLACK_MS
 
@@ -359,13 +356,12 @@ def test_the_wait_limit_holds_when_every_worker_is_stuck(sb, client):
         started = time.monotonic()
         assert source.move(chess.Board(KQK), 60_000) is None
         waited = (time.monotonic() - started) * 1000
-        FIGURES["over_ms"] = max(FIGURES["over_ms"], waited - 200)
         assert waited < 200 + SLACK_MS
     sb.faults.clear()
 
 
 def test_games_in_threads_share_one_client(sb, client):
-    source = client()
+    source = client(timeout_ms=5000)  # eight answers at once: room for a loaded machine
     results: list[str | None] = []
     lock = threading.Lock()
 
@@ -400,11 +396,21 @@ def test_sources_are_local_tables_first_then_the_online_service(sb):
         getattr(s, "close", lambda: None)()
 
 
-def test_zz_figures_of_the_client_tests(capsys):
-    # Run last in this file: what the client tests measured (docs/FEATURES.md, "Tablebases"), and its bounds.
-    assert FIGURES["moves"] == FIGURES["positions"] == len(POSITIONS)
-    assert FIGURES["worst_ms"] <= 1000 + SLACK_MS  # no wait beyond the longest limit used (1 s)
+def test_figures_of_the_client(sb, client, capsys):
+    # What the client does through the stand-in (docs/FEATURES.md, "Tablebases"), gathered here: every
+    # position answered, a fallback after a slow answer, and how far beyond its limit a wait went.
+    source = client()
+    moves = [source.move(chess.Board(fen), 60_000) for fen in POSITIONS]
+    assert all(m is not None and m.source == "tablebase" for m in moves)
+    slow = client(timeout_ms=300)
+    sb.faults.add(Delay(2.0), r"^/standard")
+    started = time.monotonic()
+    assert slow.move(chess.Board(KQK), 60_000) is None
+    over_ms = (time.monotonic() - started) * 1000 - 300
+    assert slow.stats.fallbacks == 1 and over_ms < SLACK_MS
+    worst_ms = max(source.stats.worst_wait_ms, slow.stats.worst_wait_ms)
+    assert worst_ms <= 1000 + SLACK_MS  # no wait beyond the longest limit used (1 s)
     with capsys.disabled():
-        print(f"\ntablebase client: {FIGURES['positions']:.0f} positions through the stand-in, "
-              f"{FIGURES['moves']:.0f} moves chosen, {FIGURES['fallbacks']:.0f} fallbacks after faults, "
-              f"worst wait {FIGURES['worst_ms']:.0f} ms, at most {FIGURES['over_ms']:.0f} ms beyond a limit")
+        print(f"\ntablebase client: {len(POSITIONS)} positions through the stand-in, "
+              f"{len(moves)} moves chosen, {source.stats.fallbacks + slow.stats.fallbacks} fallbacks after "
+              f"faults, worst wait {worst_ms:.0f} ms, {over_ms:.0f} ms beyond a limit")
