@@ -33,7 +33,8 @@ import yaml
 
 from bot.sandbox import RandomOpponent, Sandbox
 
-pytestmark = pytest.mark.slow
+# One worker builds the slug once for both tests (the suite runs with --dist loadgroup).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dyno")]
 
 ROOT = Path(__file__).resolve().parents[1]
 READY = re.compile(r"engine ready in ([\d.]+) s \(search (.+) in ([\d.]+) s; cache (.+)\)$", re.M)
