@@ -14,6 +14,10 @@ How helpers search (``SCHEMES``; the main thread never changes):
   the first helper one ply deeper, the second two, and so on in turn), so the main thread's next
   iteration finds its children already searched.
 
+Measured on an idle 2-core machine (docs/PERFORMANCE.md, "Threads"), neither pays yet: two threads
+reach depth 10 1.02x (lazy) and 1.03x (ahead) faster than one; the helper runs through the same tree
+at the same speed, and the main thread still needs about 90 % of its nodes. So threads default to 1.
+
 Helpers call ``D()`` with ``z = 0`` (an inner node, not a root): so a helper never plays a move and
 never writes a draw lock; its searches store entries as any inner node does, which never overwrite
 an entry at depth 99 (a position of the game's history). The one lock written while helpers run is
