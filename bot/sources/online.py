@@ -158,6 +158,8 @@ class OnlineSource:
             return self._fault(started, "HTTP 401", quiet=True), True
         except (requests.RequestException, BadAnswer, ValueError, RuntimeError) as e:
             # ValueError: an unreadable body; RuntimeError: the pool is shut down (the bot is stopping)
+            if isinstance(e, requests.Timeout):  # the client's own timeout, a hair before the wait's
+                return self._fault(started, f"no answer within {wait_ms:.0f} ms"), True
             return self._fault(started, f"{type(e).__name__}: {str(e)[:80]}"), True
         waited = (time.monotonic() - started) * 1000
         if found is not None and not _legal(board, found.move):
