@@ -11,7 +11,11 @@ Each is a module run from a checkout with ``python -m tools.NAME`` (``--help`` f
 - ``services_run``: a sandbox run with every service around a game on;
 - ``variety_run``: how many different openings the bot plays against an opponent that never varies;
 - ``sources_run``: what the online move sources (explorer, cloud evaluation, chessdb) cost per move
-  against the sandbox's stand-ins, with and without faults, and a bullet run with all of them on.
+  against the sandbox's stand-ins, with and without faults, and a bullet run with all of them on;
+- ``threads_bench``: time to depth with 1, 2 and 4 threads over a dozen middlegames.
+
+``soak_opponents``, ``soak_checks`` and ``soak_picture`` are the soak's parts (its opponents, its
+end-of-run checks, its SVG picture), not commands.
 
 ``tools/strength`` runs the strength lines of docs/PERFORMANCE.md through ``tools.match``. What a user
 runs (the bot, the UCI engine, ``python -m engine bench``) stays in ``bot`` and ``engine``.
