@@ -129,6 +129,7 @@ class Engine:
         self._history: list[tuple[np.ndarray, np.ndarray]] = []
         self._ponder: PonderState | None = None
         self._pool: HelperPool | None = None
+        self._scheme = DEFAULT_SCHEME
         self.threads = threads
         self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
         self.new_game()
@@ -151,7 +152,7 @@ class Engine:
         """Threads per search from the next search on, and (for measurements) the helpers' scheme."""
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {count!r}")
-        scheme = getattr(self, "_scheme", DEFAULT_SCHEME) if scheme is None else scheme
+        scheme = self._scheme if scheme is None else scheme
         if scheme not in SCHEMES:
             raise ValueError(f"thread scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         self._refuse_while_pondering()

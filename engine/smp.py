@@ -72,7 +72,6 @@ class Helper:
     b: np.ndarray
     g: np.ndarray
     nodes: int = 0
-    searches: int = 0
     thread: threading.Thread | None = None
     error: BaseException | None = None
 
@@ -143,7 +142,6 @@ class HelperPool:
                 g[G_BUDGET] = NO_LIMIT
                 D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 0, target, helper.b, table, words, g)
                 helper.nodes += int(g[G_N])
-                helper.searches += 1
                 if g[G_ABORT] != 0:
                     break
                 done = target

@@ -71,11 +71,8 @@ def join(li: Lichess, tid: str, password: str | None = None, team: str | None = 
         hint = HINTS.get(message)
         return Outcome(REFUSED, f"join {tid}: refused by Lichess (HTTP {e.status}: {message})"
                                 + (f": {hint}" if hint else ""), message)
-    except RateLimited as e:
-        return Outcome(TRY_LATER, f"join {tid}: Lichess says too many requests (HTTP 429): try again in "
-                                  f"{e.pause_s:.0f} s")
     except (LichessError, Stopped) as e:
-        return Outcome(TRY_LATER, f"join {tid}: no answer from Lichess ({e}); try again later")
+        return _try_later(f"join {tid}", e)
     return Outcome(OK, f"join {tid}: joined (HTTP 200); Lichess pairs the bot at its next pairing pass")
 
 
@@ -102,12 +99,17 @@ def withdraw(li: Lichess, tid: str) -> Outcome:
     except ClientError as e:
         message = str(e).removeprefix(f"HTTP {e.status}: ")
         return Outcome(REFUSED, f"withdraw {tid}: refused by Lichess (HTTP {e.status}: {message})")
-    except RateLimited as e:
-        return Outcome(TRY_LATER, f"withdraw {tid}: Lichess says too many requests (HTTP 429): try again "
-                                  f"in {e.pause_s:.0f} s")
     except (LichessError, Stopped) as e:
-        return Outcome(TRY_LATER, f"withdraw {tid}: no answer from Lichess ({e}); try again later")
+        return _try_later(f"withdraw {tid}", e)
     return Outcome(OK, f"withdraw {tid}: done (HTTP 200): paused if the arena has started, left if not")
+
+
+def _try_later(what: str, e: LichessError | Stopped) -> Outcome:
+    """A join or withdrawal Lichess did not take now: a 429 with its wait, or no answer at all."""
+    if isinstance(e, RateLimited):
+        return Outcome(TRY_LATER, f"{what}: Lichess says too many requests (HTTP 429): try again in "
+                                  f"{e.pause_s:.0f} s")
+    return Outcome(TRY_LATER, f"{what}: no answer from Lichess ({e}); try again later")
 
 
 class Membership:
