@@ -143,3 +143,27 @@ def test_a_correspondence_game_our_move_mates_is_recorded_and_said_goodbye(sandb
         bot.stop()
     assert sandbox.game(gid).moves == ["a1a8"]
     assert '[Result "1-0"]' in next(tmp_path.glob("*.pgn")).read_text()
+
+
+def test_a_correspondence_game_resigned_right_after_our_move_is_recorded(sandbox, tmp_path):
+    # The soak's case: the opponent resigns as our move arrives. The gameFinish may come before our
+    # POST returns (the visit reads on), or while the visit that played it is ending, after it stopped
+    # reading: then its last visit is refused while it runs, and the runner starts one when it ends
+    # (bot/process/runner.py `_game_ended`). Either way: one record with every eval, one goodbye.
+    # (Which of the two happens is the machine's timing: the soak hit the second once in 212 games.)
+    corr = sandbox.send_challenge("gina", clock=None, days=1, color="black",
+                                  opponent=ScriptedOpponent(["e7e5", "resign"]))
+    bot = start(sandbox, records={"enabled": True, "directory": str(tmp_path)},
+                game={"greeting": "", "goodbye": "Bye {opponent}"})
+    try:
+        assert sandbox.wait_challenge_answered(corr, timeout=10) == "accepted"
+        gid = sandbox.challenge(corr).game_id
+        assert sandbox.wait_game_over(gid, timeout=30) == "resign"
+        assert sandbox.wait_until(lambda: list(tmp_path.glob("*.pgn")), timeout=10)
+        said_bye = lambda: any(t == "Bye gina" for _, _, t in sandbox.game(gid).chat)  # noqa: E731
+        assert sandbox.wait_until(said_bye, timeout=10)
+    finally:
+        bot.stop()
+    pgn = next(tmp_path.glob("*.pgn")).read_text()
+    assert '[Result "1-0"]' in pgn and pgn.count("[%eval") == bot_moves(sandbox.game(gid)) == 2, pgn
+    assert [t for _, _, t in sandbox.game(gid).chat].count("Bye gina") == 1

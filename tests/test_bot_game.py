@@ -94,7 +94,7 @@ def test_unparsable_and_illegal_server_moves_never_crash_the_game(sb):
 
 def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     gid = sb.start_game(ScriptedOpponent(["e7e5", "b8c6"], then=IdleOpponent()), bot_color="white")
-    game = make_game(sb, gid)
+    game = make_game(sb, gid, takeback={"max_per_game": 1})
     engine = game.engine
     game._handle(full(gid, []), time.monotonic())
     assert engine.rebuilds == 1  # the game's start
@@ -110,13 +110,16 @@ def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     game._handle(state([m1, "e7e5", m3, "b8c6"]), time.monotonic())
     assert sb.wait_moves(gid, 5, timeout=10)
     assert engine.rebuilds == 1  # the whole game so far on one hash table
-    # A takeback (the list a strict prefix of the engine's game): taken back, the table kept.
-    game._handle(state([m1]), time.monotonic())
-    assert engine.rebuilds == 1 and engine.moves == [m1] and engine.board_matches()
+    # A takeback we said yes to (the list a strict prefix of the engine's game): taken back, the
+    # table kept.
+    game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
+    assert takeback_answers(sb, gid) == ["yes"]
+    game._handle(state([m1, "e7e5", m3]), time.monotonic())
+    assert engine.rebuilds == 1 and engine.moves == [m1, "e7e5", m3] and engine.board_matches()
     # A move list that is neither an extension nor a prefix: rebuilt from the start.
-    other = "e2e4" if m1 != "e2e4" else "d2d4"
-    game._handle(state([other]), time.monotonic())
-    assert engine.rebuilds == 2 and engine.moves == [other]
+    other = ["e2e4" if m1 != "e2e4" else "d2d4", "e7e5", "g1f3", "b8c6", "f1c4"]
+    game._handle(state(other), time.monotonic())
+    assert engine.rebuilds == 2 and engine.moves == other
 
 
 def test_variant_the_engine_cannot_play_is_aborted(sb):
@@ -388,6 +391,52 @@ def test_takeback_accepted_once_then_the_bot_moves_again_and_the_next_offer_is_d
     assert ("lichess", "player", "Takeback declined") in sb.game(gid).chat
     assert any("declining (takeback.max_per_game 1, 1 accepted already)" in r.getMessage()
                for r in caplog.records)
+
+
+def test_a_takeback_whose_state_was_lost_is_seen_in_the_next_gamefull_and_the_bot_moves_again(sb, caplog):
+    # Found by the soak: the opponent proposed on its own turn right after our move, we said yes (2
+    # plies back), the stream closed before the shorter state came, and the opponent moved again. The
+    # reconnected stream's gameFull is back at the ply where we had moved: we must move there again
+    # (we waited instead, taking it for a late state from before our move, and lost on time).
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    opponent = ScriptedOpponent(["e7e5", "takeback", "wait:3", "d7d5"], then=IdleOpponent())
+    gid = sb.start_game(opponent, bot_color="white", clock=(600, 0))
+    game = make_game(sb, gid, takeback={"max_per_game": 1})
+    game._handle(full(gid, []), time.monotonic())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    game._handle(state(sb.game(gid).moves), time.monotonic())
+    assert game._moved_at_ply == 2
+    assert sb.wait_until(lambda: sb.game(gid).pending_takeback == {"black"}, timeout=10)
+    game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
+    assert takeback_answers(sb, gid) == ["yes"]
+    assert sb.wait_until(lambda: sb.game(gid).moves[1:] == ["d7d5"], timeout=10)  # 2 back, then d7d5
+    posted = bot_moves_posted(sb, gid)
+    game._handle(full(gid, sb.game(gid).moves), time.monotonic())  # the shorter state never came
+    assert sb.wait_moves(gid, 3, timeout=10) and bot_moves_posted(sb, gid) == posted + 1
+    assert sb.game(gid).rejected_moves == [] and game.engine.moves == sb.game(gid).moves
+    # (1 ply as we saw it: the state of the offer had 3 plies, the gameFull 2)
+    assert any(f"game {gid}: takeback: 1 ply taken back, the game goes on from ply 2" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_a_stale_shorter_state_without_a_takeback_is_skipped_not_taken_back(sb, caplog):
+    # Found by the soak: a stale gameState replayed after a newer one (the sandbox's chaos; a reordered
+    # line is the same) was taken for a takeback; the bot then moved again where it had moved, and the
+    # server refused the move. We never propose takebacks, so without our yes it is stale.
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    moves = ["e2e4", "e7e5", "g1f3"]
+    gid = sb.start_game(IdleOpponent(), bot_color="black", clock=(600, 0), moves=moves)
+    game = make_game(sb, gid)
+    sides = {"white": {"id": "alice", "name": "alice"}, "black": {"id": "umax-bot", "name": "umax-bot"}}
+    game._handle(dict(full(gid, moves), **sides, state=state(moves)), time.monotonic())
+    assert sb.wait_moves(gid, 4, timeout=10)
+    game._handle(state(sb.game(gid).moves), time.monotonic())
+    game._handle(state(moves), time.monotonic())  # the stale one: our turn at the ply we moved at
+    assert bot_moves_posted(sb, gid) == 1 and sb.game(gid).rejected_moves == []
+    assert game.engine.moves == sb.game(gid).moves and len(game.position.moves) == 4
+    assert any(f"game {gid}: a state with 3 moves after one with 4, and no takeback accepted: stale, "
+               "skipped" in r.getMessage() for r in caplog.records)
+    assert not any("taken back" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.parametrize("takeback, rated, title, rule", [

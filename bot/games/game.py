@@ -111,6 +111,7 @@ class Game:
         self._shutdown = shutdown
         self._on_end = on_end
         self.finished = threading.Event()  # the server said the game is over
+        self.ended = threading.Event()  # the thread is done with the game (set just before on_end)
         self._stream_stop = threading.Event()  # finished, or the bot is shutting down
         self._busy = threading.Lock()  # held from the decision to think until the move POST returned
         self.thread: threading.Thread | None = None
@@ -150,6 +151,10 @@ class Game:
         # visit and a reopened stream (bot/process/runner.py); a game of its own without one.
         self._takeback_counts: dict[str, int] = takeback_counts if takeback_counts is not None else {}
         self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
+        # The ply at which we said yes to a takeback whose shorter game we have not seen yet. We never
+        # propose one, so the server's game gets shorter only after such a yes (1 or 2 plies, lila's
+        # Takebacker): a shorter move list without one is a stale or reordered state, not a takeback.
+        self._takeback_yes: int | None = None
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
         self.winner: str | None = None
@@ -203,6 +208,7 @@ class Game:
             self._drop_engine()
             self.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: sent from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
+            self.ended.set()
             if self._on_end is not None:
                 self._on_end(self)
 
@@ -298,9 +304,10 @@ class Game:
         kind = event.get("type")
         try:
             if kind == "gameFull":
+                known = len(self.position.moves) if self.position is not None else 0
                 self._setup(event)
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
-                self._on_state(_section(event, "state"), received)
+                self._on_state(_section(event, "state"), received, known)
                 self._greet()  # after the first move: in bullet the move matters more than the hello
             elif kind == "gameState":
                 self._on_state(event, received)
@@ -419,7 +426,8 @@ class Game:
         r.initial_ms = None if self.correspondence else self.initial_ms
         r.increment_ms = self.increment_ms
 
-    def _on_state(self, state: dict[str, Any], received: float) -> None:
+    def _on_state(self, state: dict[str, Any], received: float, known: int | None = None) -> None:
+        """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull)."""
         self.clocks_ms = (clock_ms(state.get("wtime")), clock_ms(state.get("btime")))  # for `status`
         status = state.get("status", "started")
         if not isinstance(status, str):
@@ -434,6 +442,14 @@ class Game:
         if not isinstance(state.get("moves"), str):
             raise BadData("a state without a move list")
         moves = state["moves"].split()
+        before = len(self.position.moves) if known is None else known
+        taken_back = self._taken_back(len(moves), before)
+        if len(moves) < before and not taken_back and known is None:
+            log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
+                     "skipped", self.id, len(moves), before)
+            return
+        if len(moves) > before:
+            self._takeback_yes = None  # the game went on: a takeback we said yes to did not happen
         # The server has a move at the ply of our unconfirmed move: our POST went through after all
         # (taken as such only once the list is followed: an unusable one proves nothing).
         confirmed = self._unsent is not None and len(moves) > self._unsent[0]
@@ -441,10 +457,9 @@ class Game:
         posted_at = self._moved_at_ply if self._unsent is None else self._unsent[0]
         if confirmed:
             posted_at = max(self._moved_at_ply, posted_at)
-        before = len(self.position.moves)
         if not self.position.update(moves, posted_at):
             raise BadData("its moves cannot be replayed from the game's start")
-        if len(moves) < before and len(moves) != posted_at:  # (not a state from before our move, late)
+        if taken_back:
             self._forget_taken_back(before - len(moves))
         if confirmed:
             self._moved_at_ply, self._unsent = posted_at, None
@@ -459,6 +474,12 @@ class Game:
             self._accept_draw()
 
     # ------------------------------------------------------------ takebacks
+
+    def _taken_back(self, plies: int, before: int) -> bool:
+        """Is a move list of `plies` after `before` seen the takeback we said yes to? (1 or 2 plies
+        back from where we said it; a gameFull may bring it when the stream lost its state.)"""
+        yes = self._takeback_yes
+        return plies < before and yes is not None and yes - 2 <= plies < yes
 
     def _forget_taken_back(self, plies: int) -> None:
         """The server's game got `plies` shorter (a takeback; the engine followed in position.update):
@@ -502,6 +523,8 @@ class Game:
         accept, why = self._takeback_rule()
         log.info("game %s: %s's takeback offer: %s (%s)", self.id, self.opponent,
                  "accepting" if accept else "declining", why)
+        if accept:
+            self._takeback_yes = ply  # before the POST: a yes whose answer is lost may still count
         try:
             self.li.takeback(self.id, accept)
         except LichessError as e:

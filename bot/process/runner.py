@@ -687,12 +687,13 @@ class Runner:
 
     def _visit(self, gid: str) -> bool:
         """Start a visit to a correspondence game (bot/games/correspondence.py): no slot, a table only while
-        the visit runs, no pondering. False when shutting down or a visit of this game runs."""
+        the visit runs, no pondering. False when shutting down or a visit of this game runs (one that
+        has ended its game, its thread about to go, does not count: see `_game_ended`)."""
         with self._games_lock:
             if self.stop.is_set():
                 return False
             existing = self.games.get(gid)
-            if existing is not None and existing.alive:
+            if existing is not None and existing.alive and not existing.ended.is_set():
                 return False
             game = self._make_game(gid, visit=True)
             self.games[gid] = game
@@ -748,6 +749,12 @@ class Runner:
         return self.cfg.engine.ponder and self.slots.count() <= 1 and (os.cpu_count() or 1) >= 2
 
     def _game_ended(self, game: Game) -> None:
+        if game.visit and game.finished.is_set() and game.status is None and not self.stop.is_set():
+            # The gameFinish came while this visit was ending, after it had stopped reading: the last
+            # visit it started was refused, and the final state (record, goodbye) still waits.
+            log.info("correspondence game %s: over while its visit ended; one last visit", game.id)
+            self._visit(game.id)
+            return
         if not game.finished.is_set():
             if not self.stop.is_set():  # a game we had to leave: do not let it block a slot forever
                 self.slots.release(game.id)
