@@ -103,7 +103,7 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
                        opponent="random", opponent_think_s=0.05, restart_every_s=20.0,
                        restart_downtime_s=(1.0, 2.0), everything=True, sigterm_every=2, sigkill_at=3,
                        slow_s=0.5,
-                       correspondence_every=4, spectator_chat_per_s=0.5,
+                       correspondence_every=4, spectator_chat_per_s=0.5, arena_minutes=0.3, threads=4,
                        bot_config={"time": {"max_think_ms": 300}}, workdir=tmp_path)
     report = run(opts, command="tests/test_tools_soak.py")
     table = report.table()
@@ -118,6 +118,7 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
                for p in report.processes), table
     # Every feature met: the correspondence game, spectators, chat sent and counted, records.
     assert any(g.tc == (0, 0) for g in report.games), table
+    assert report.habits["(arena: a paired player)"] >= 1, table
     assert report.spectator_lines > 0 and c.chat_queued > 0, table
     assert c.chat_sent == c.chat_queued - c.chat_dropped and not c.chat_wrong, table
     finished = [g for g in report.games if g.status != "started"]

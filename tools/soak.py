@@ -19,9 +19,12 @@ gameState to the move POST, and every fault that fired. `--markdown FILE` writes
 Everything at once (`--everything`): the bot runs with every feature a user would turn on (two games
 at once, correspondence games, the book, pondering, Syzygy files and the online tablebase stand-in,
 matchmaking against the sandbox's sparring bots, the challenge queue, takebacks, draw offers and
-answers, resignation, chat commands, PGN records); its opponents move like a random mover or the
-quick engine and each has a habit drawn from the seed (tools/soak_opponents.py: takebacks twice,
-draw offers, chat commands, leaving, aborting, resigning); spectators type commands; the sandbox
+answers, resignation, chat commands, PGN records, two search threads per game, the online move
+sources (explorer, cloud eval, chessdb) at the sandbox's stand-ins, and an arena it joins at start-up
+and plays in beside the challenges for its first `--arena-minutes`); its opponents move like a
+random mover or the quick engine and each has a habit drawn from the seed
+(tools/soak_opponents.py: takebacks twice, draw offers, chat commands, leaving, aborting,
+resigning); spectators type commands; the sandbox
 also answers slowly now and then (`--slow`); the bot is stopped with SIGTERM and started again after
 every `--sigterm-every` games, and killed once (SIGKILL) after `--sigkill-at` games. The report then
 adds, from the sandbox and the bot's log (tools/soak_checks.py): each process's memory, threads and
@@ -68,6 +71,7 @@ from tools.soak_picture import write_svg
 ROOT = Path(__file__).resolve().parents[1]
 SYZYGY = ROOT / "tests" / "data" / "syzygy"  # 3- and 4-piece tables: the bot's files and the stand-in's
 SAMPLE_EVERY_S = 2.0
+ARENA = "soakarena"  # the sandbox's arena of an --everything run (tournaments.arenas)
 NORMAL_END = ("mate", "resign", "stalemate", "draw", "timeout", "outoftime", "variantEnd")
 ABORTED = ("aborted", "noStart")
 ILLEGAL_PREFIX = "Piece on"  # the sandbox's refusal of a move the rules do not allow (model.py)
@@ -107,6 +111,8 @@ class SoakOptions:
     slow_s: float = 0.0                 # the chaos' slow server: some requests served after this long
     correspondence_every: int = 0       # every n-th challenge is a correspondence game (1 day per move)
     spectator_chat_per_s: float = 0.0   # spectators' commands per second, to a running game at random
+    arena_minutes: float = 0.0          # an arena the bot joins at start-up (everything), open this long
+    threads: int = 0                    # engine.threads (everything; 0: the config's default)
 
 
 @dataclass
@@ -423,8 +429,16 @@ def everything_config(sb: Sandbox, opts: SoakOptions, workdir: Path) -> dict[str
     """Every feature on, as a user would configure it (the sections on top of write_config's)."""
     # Lichess takes these bases only (bot/config.py checks): the soak's others are left out.
     tcs = [f"{b}+{i}" for b, i in opts.tcs if b in (15, 30, 45, 90) or (b and b % 60 == 0)] or ["30+1"]
+    # The online sources at the sandbox's stand-ins, asked in bullet too (their default asks only with
+    # 20 s on the clock), each a short wait: a silent one costs its timeout.
+    online = {"enabled": True, "url": sb.url, "min_clock_s": 5, "timeout_ms": 300, "max_time_share": 0.03}
+    arenas = {"tournaments": {"arenas": [ARENA], "check_every_s": 10.0}} if opts.arena_minutes > 0 else {}
     return {
-        "engine": {"ponder": True},
+        **arenas,
+        "explorer": {**online, "database": "lichess"},
+        "cloud_eval": dict(online),
+        "chessdb": dict(online),
+        "engine": {"ponder": True, **({"threads": opts.threads} if opts.threads > 0 else {})},
         "book": {"enabled": True},
         "tablebase": {"enabled": True, "url": sb.url, "syzygy_path": str(SYZYGY)},
         "challenge": {"speeds": ["bullet", "blitz", "rapid", "classical", "correspondence"], "queue_size": 3,
@@ -473,6 +487,10 @@ def run(opts: SoakOptions, command: str = "") -> SoakReport:
                  tablebase_dir=str(SYZYGY) if opts.everything else None).start()
     if opts.everything:
         sb.add_sparring_bots()
+    if opts.everything and opts.arena_minutes > 0:
+        # Casual (no rating at stake), pairings open to its end, paired every 2 s as lila's small arenas.
+        sb.add_arena(ARENA, minutes=opts.arena_minutes, clock=opts.tcs[0], rated=False,
+                     pairing_every_s=2.0, pairings_closed_s=0.0)
     chaos = Chaos(sb, ChaosConfig(rate=opts.fault_rate, seed=opts.seed, read_timeout_s=opts.read_timeout_s,
                                   retry_after_s=opts.retry_after_s, restart_every_s=opts.restart_every_s,
                                   restart_downtime_s=opts.restart_downtime_s, slow_s=opts.slow_s))
@@ -604,6 +622,8 @@ class _Run:
         no_stream_since: float | None = None
         killed = False
         last_scan = 0.0
+        arena_open = opts.everything and opts.arena_minutes > 0
+        arena_games: set[str] = set()
         while True:
             now = time.monotonic()
             if now >= self.next_sample:
@@ -652,15 +672,25 @@ class _Run:
             # Games the bot started itself (matchmaking): followed like ours, until ours are all started
             # (else the run would never end: the idle bot challenges again and again).
             may_challenge = stop_challenging_at is None or now < stop_challenging_at
-            if opts.everything and now - last_scan > 2.0 and started < opts.games and may_challenge:
+            ours_to_start = started < opts.games and may_challenge
+            if arena_open and not ours_to_start:
+                sb.end_arena(ARENA)  # no pairing after this returns (both under the world's lock)
+                arena_open = False
+                last_scan = 0.0      # the last scan now: a game paired just before is followed too
+            if opts.everything and now - last_scan > 2.0 and (ours_to_start or last_scan == 0.0):
                 last_scan = now
+                if opts.arena_minutes > 0:
+                    with sb.world.cond:
+                        arena_games |= set(sb.arena(ARENA).games)
                 for g in sb.games():
                     if g.id not in known:
                         known.add(g.id)
                         running[g.id] = (-1, -1)
                         self.started_at[g.id] = now
-                        report.habits["(matchmaking: a sparring bot)"] += 1
-                        say(f"matchmaking game {g.id} (bot {g.bot_color})")
+                        kind = ("arena: a paired player" if g.id in arena_games
+                                else "matchmaking: a sparring bot")
+                        report.habits[f"({kind})"] += 1
+                        say(f"{kind.split(':')[0]} game {g.id} (bot {g.bot_color})")
             # Games: over?
             for gid, tc in list(running.items()):
                 info = sb.game(gid)
@@ -829,6 +859,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="every N-th challenge a correspondence game (default 10 with --everything)")
     ap.add_argument("--spectator-chat", type=float,
                     help="spectators' commands per second (default 0.2 with --everything)")
+    ap.add_argument("--arena-minutes", type=float,
+                    help="an arena the bot joins at start-up, open this long from the start, then its games "
+                         "beside the challenges' (default 10 with --everything; 0: none)")
+    ap.add_argument("--threads", type=int,
+                    help="engine.threads, shared by the games at once (default 2 per game with --everything)")
     args = ap.parse_args(argv)
     every = args.everything
 
@@ -843,7 +878,9 @@ def main(argv: list[str] | None = None) -> int:
                        sigterm_every=args.sigterm_every, sigkill_at=args.sigkill_at,
                        slow_s=default(args.slow, 1.0, 0.0),
                        correspondence_every=default(args.correspondence_every, 10, 0),
-                       spectator_chat_per_s=default(args.spectator_chat, 0.2, 0.0))
+                       spectator_chat_per_s=default(args.spectator_chat, 0.2, 0.0),
+                       arena_minutes=default(args.arena_minutes, 10.0, 0.0),
+                       threads=default(args.threads, 2 * args.concurrency, 0))
     command = "python -m tools.soak " + " ".join(argv if argv is not None else sys.argv[1:])
     report = run(opts, command)
     print(report.table(), flush=True)
