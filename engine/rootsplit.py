@@ -143,3 +143,4 @@ def _child(b: list[int], mv: _Move, k: int, g: np.ndarray, words: np.ndarray) ->
                - piece_key(words, H, t, 8) + G - S)             # Z+=J(8)+G-S
     v += int(g[G_Q]) + i                           # new eval (the root's e is the game's Q)
     return Child(x=x, y=y, b=np.array(c, dtype=np.int8), J=J, Z=Z, E=F, e=-v)
+

@@ -18,7 +18,23 @@ import pytest
 from engine import board as bd
 from engine.keys import key_words
 from engine.rootsplit import root_children
-from engine.search import G_J, G_K, G_MK, G_O, G_Q, G_R, G_SIZE, G_Z, HASH_DTYPE, D, I
+from engine.search import (
+    G_J,
+    G_K,
+    G_MAXD,
+    G_MK,
+    G_NITER,
+    G_O,
+    G_Q,
+    G_R,
+    G_SIZE,
+    G_TRACE,
+    G_Z,
+    HASH_DTYPE,
+    D,
+    I,
+)
+from engine.smp import RootSplit
 
 POSITIONS = [
     chess.STARTING_FEN,
@@ -80,3 +96,25 @@ def test_the_scan_starts_at_the_given_square_and_keeps_the_set() -> None:
     plain = [(c.x, c.y) for c in root_children(b, g, words)]
     turned = [(c.x, c.y) for c in root_children(b, g, words, start=0x74)]
     assert turned[0][0] == 0x74 and sorted(plain) == sorted(turned)
+
+
+def test_the_helpers_share_out_the_moves_the_main_thread_has_not_reached() -> None:
+    """Each root move but the last iteration's best, once per iteration, for the iteration in
+    progress and the next one, none beyond the depth limit; bounded by the last iteration's score."""
+    b, g, words = setup(POSITIONS[1])
+    children = root_children(b, g, words)
+    best = children[5]
+    main_g = g.copy()
+    for n in range(4):              # iterations 1 to 4 completed, best move `best`, score 37
+        main_g[G_TRACE + 5 * n: G_TRACE + 5 * n + 5] = (n + 1, 1000 * n, 37, best.x, best.y | 128)
+    main_g[G_NITER], main_g[G_MAXD] = 4, 6
+    work = RootSplit(b, g, words)
+    table = np.zeros(1 << TABLE_BITS, dtype=HASH_DTYPE)
+    jobs = []
+    while (job := work.next_job(main_g, table)) is not None:
+        jobs.append(job)
+    others = sorted((c.x, c.y) for c in children if c is not best)
+    for depth in (4, 5):
+        assert sorted((j.child.x, j.child.y) for j in jobs if j.depth == depth) == others
+    assert {j.depth for j in jobs} == {4, 5} and {j.upper for j in jobs} == {-37}
+    assert jobs[0].depth == 4 and jobs[-1].depth == 5
