@@ -260,8 +260,9 @@ class RootSplit:
 
         Once the main thread has searched its first move of the iteration, that move's entry gives V
         exactly (a child that fails high against it is an entry the main thread can always use);
-        before, the last iteration's score stands in. A lower bound (a margin) costs more than it
-        gains: measured, 30 points below left the main thread 79 % of its nodes against 64 %."""
+        before, the last iteration's score stands in. A margin below it costs more than it gains: in
+        a trial to depth 9 on a shared machine, 30 points below left the main thread 79 % of its
+        nodes against 64 % with none (and 15 points above it, 93 %: entries it could not use)."""
         if done == 0:
             return I
         count = int(main_g[G_NITER])
