@@ -1,10 +1,10 @@
 """More threads on one search: helpers that share the main thread's keep-hash table.
 
 The main thread runs ``D()`` exactly as with one thread: the root, its iterative deepening, its time
-rules and the move it plays are the original's. Helper threads search the same root position on the
-same table ``A``, each with its own board ``b`` and globals ``g`` (``D()`` keeps all its state there),
-so what they store is there for the main thread to find: micro-Max resumes every node at the depth
-its entry holds, so an entry a helper left deeper than the main thread's iteration is work it skips.
+rules and the move it plays are the original's. Helper threads search on the same table ``A``, each
+with its own board ``b`` and globals ``g`` (``D()`` keeps all its state there), so what they store is
+there for the main thread to find: micro-Max resumes every node at the depth its entry holds, so an
+entry a helper left at the depth the main thread needs (or deeper) is work it skips.
 
 How helpers search (``SCHEMES``; the main thread never changes):
 
@@ -13,10 +13,17 @@ How helpers search (``SCHEMES``; the main thread never changes):
 - ``ahead``: helpers search the root deeper than the main thread's iteration in progress (staggered:
   the first helper one ply deeper, the second two, and so on in turn), so the main thread's next
   iteration finds its children already searched.
+- ``split``: helpers split the work instead of repeating it. They take the root's moves other than
+  the last iteration's best, from the end of the root's order, while the main thread searches its
+  best move and then the others from the front; each child is set up exactly as the root sets it up
+  (``engine/rootsplit.py``: board, keys, e.p. square, evaluation) and searched to the depth and with
+  the window the root's iteration gives it (``RootSplit``), so the main thread finds its entry and
+  can use it. Once the iteration in progress is shared out they start on the next one.
 
-Measured on an idle 2-core machine (docs/PERFORMANCE.md, "Threads"), neither pays yet: two threads
-reach depth 10 1.02x (lazy) and 1.03x (ahead) faster than one; the helper runs through the same tree
-at the same speed, and the main thread still needs about 90 % of its nodes. So threads default to 1.
+Measured (docs/PERFORMANCE.md, "Threads"): on an idle 2-core machine ``lazy`` and ``ahead`` reach
+depth 10 1.02x and 1.03x faster at two threads than at one (the main thread still needs about 90 % of
+its nodes); ``split`` leaves the main thread about two thirds of its nodes (measured on a shared,
+loaded machine so far). Threads default to 1.
 
 Helpers call ``D()`` with ``z = 0`` (an inner node, not a root): so a helper never plays a move and
 never writes a draw lock; its searches store entries as any inner node does, which never overwrite
@@ -41,10 +48,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.rootsplit import Child, root_children
 from engine.search import (
     G_ABORT,
     G_ARMED,
     G_BUDGET,
+    G_J,
+    G_K,
     G_MAXD,
     G_MK,
     G_N,
@@ -53,12 +63,13 @@ from engine.search import (
     G_Q,
     G_STOP,
     G_TRACE,
+    G_Z,
     D,
     I,
 )
 
-SCHEMES = ("lazy", "ahead")
-DEFAULT_SCHEME = "ahead"
+SCHEMES = ("lazy", "ahead", "split")
+DEFAULT_SCHEME = "split"
 MAX_THREADS = max(64, os.cpu_count() or 1)  # UCI's Threads maximum: at least the machine's cores
 NO_LIMIT = 1 << 62
 IDLE_S = 0.0005  # a helper with nothing to search waits this long for the main thread's next iteration
@@ -84,6 +95,7 @@ class HelperPool:
     scheme: str = DEFAULT_SCHEME
     helpers: list[Helper] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
+    _work: RootSplit | None = None
 
     def __post_init__(self) -> None:
         if self.scheme not in SCHEMES:
@@ -94,9 +106,11 @@ class HelperPool:
         prepared for the search: its deadline and depth limit apply to the helpers too)."""
         self._stop.clear()
         self.helpers = []
+        self._work = RootSplit(b.copy(), g.copy(), words) if self.scheme == "split" else None
+        run = self._run if self._work is None else self._run_split
         for index in range(self.count):
             helper = Helper(index=index, b=b.copy(), g=g.copy())
-            helper.thread = threading.Thread(target=self._run, args=(helper, g, table, words),
+            helper.thread = threading.Thread(target=run, args=(helper, g, table, words),
                                              name=f"search-helper-{index + 1}", daemon=True)
             self.helpers.append(helper)
             helper.thread.start()
@@ -147,6 +161,119 @@ class HelperPool:
                 done = target
         except BaseException as exc:  # noqa: BLE001  (reported by the Engine; the main search goes on)
             helper.error = exc
+
+    def _run_split(self, helper: Helper, main_g: np.ndarray, table: np.ndarray, words: np.ndarray) -> None:
+        """Search the root's children the main thread has not reached, as its root searches them."""
+        work = self._work
+        assert work is not None
+        try:
+            g = helper.g
+            while not self._stop.is_set():
+                job = work.next_job(main_g, table)
+                if job is None:
+                    time.sleep(IDLE_S)
+                    continue
+                child = job.child
+                helper.b[:] = child.b
+                g[G_K] = work.side
+                g[G_J], g[G_Z] = child.J, child.Z
+                g[G_N] = 0
+                g[G_ABORT] = 0
+                g[G_ARMED] = 1                         # abort on stop/deadline from the first node
+                g[G_MK] = I
+                g[G_BUDGET] = NO_LIMIT
+                # As the root calls a child, D(-l, -V, -v, F, 0, d-1), with l = I + 1 (its full window)
+                # and V the root's best score so far as far as it is known (RootSplit._upper).
+                D(-I - 1, job.upper, child.e, child.E, 0, job.depth, helper.b, table, words, g)
+                helper.nodes += int(g[G_N])
+                if g[G_ABORT] != 0:
+                    break
+        except BaseException as exc:  # noqa: BLE001  (reported by the Engine; the main search goes on)
+            helper.error = exc
+
+
+FIRST_SPLIT = 4   # the first iteration split: from depth 4 on, the root searches every move it makes
+
+
+@dataclass(frozen=True)
+class Job:
+    """One root move for a helper: its child, searched as the main thread's root would search it."""
+
+    child: Child
+    depth: int        # the depth the root's iteration searches its children to (iteration - 1)
+    upper: int        # the window's upper bound (the lower one is the root's: -I - 1)
+
+
+class RootSplit:
+    """The root's moves shared out between the helpers of the ``split`` scheme.
+
+    For the main thread's iteration in progress (and, once those are all taken, its next one) the
+    helpers take the root moves other than the last iteration's best, from the end of the root's
+    order, while the main thread works from its front: the two meet in the middle, and every move a
+    helper searched is an entry the main thread finds at the depth it needs.
+    """
+
+    def __init__(self, b: np.ndarray, g: np.ndarray, words: np.ndarray) -> None:
+        self._b, self._g, self._words = b, g, words
+        self.side = int(g[G_K]) ^ 24               # the root's side to move: g[G_K] in its children's calls
+        self._lock = threading.Lock()
+        self._orders: dict[int, list[Child]] = {}  # the root's moves by the square its scan starts at
+        self._iteration = 0
+        self._queue: list[Child] = []
+        self._best: Child | None = None
+
+    def next_job(self, main_g: np.ndarray, table: np.ndarray) -> Job | None:
+        """The next root move for a helper, or None while none is left (no more than one iteration
+        ahead of the main thread's, none beyond its depth limit)."""
+        done = _completed_depth(main_g)
+        with self._lock:
+            if self._iteration < max(done + 1, FIRST_SPLIT):
+                self._start(max(done + 1, FIRST_SPLIT), main_g)
+            while not self._queue:
+                if self._iteration + 1 > min(done + 2, int(main_g[G_MAXD])):
+                    return None
+                self._start(self._iteration + 1, main_g)
+            child = self._queue.pop()
+            iteration, best = self._iteration, self._best
+        return Job(child, iteration - 1, self._upper(main_g, table, best, iteration, done))
+
+    def _start(self, iteration: int, main_g: np.ndarray) -> None:
+        """Hand out the root moves of ``iteration``: all but the last completed iteration's best, in
+        the order the root makes them (its scan starts at the best move's square)."""
+        self._iteration = iteration
+        count = int(main_g[G_NITER])
+        if count == 0:
+            self._queue, self._best = [], None
+            return
+        x = int(main_g[G_TRACE + 5 * (count - 1) + 3]) & 0x77
+        y = int(main_g[G_TRACE + 5 * (count - 1) + 4]) & 0x77
+        order = self._orders.get(x)
+        if order is None:
+            order = self._orders[x] = root_children(self._b, self._g, self._words, start=x)
+        self._best = next((c for c in order if (c.x, c.y) == (x, y)), None)
+        self._queue = [c for c in order if c is not self._best]
+
+    def _upper(self, main_g: np.ndarray, table: np.ndarray, best: Child | None, iteration: int,
+               done: int) -> int:
+        """The upper bound of a child's window: minus the root's score the main thread will have when
+        it reaches the child (the root passes its children (-I - 1, -V), V its best score so far).
+
+        Once the main thread has searched its first move of the iteration, that move's entry gives V
+        exactly (a child that fails high against it is an entry the main thread can always use);
+        before, the last iteration's score stands in. A margin below it costs more than it gains: in
+        a trial to depth 9 on a shared machine, 30 points below left the main thread 79 % of its
+        nodes against 64 % with none (and 15 points above it, 93 %: entries it could not use)."""
+        if done == 0:
+            return I
+        count = int(main_g[G_NITER])
+        alpha = int(main_g[G_TRACE + 5 * (count - 1) + 2])
+        if best is not None and iteration == done + 1:
+            entry = table[(best.J + self.side * best.E) & (len(table) - 1)]
+            exact = int(entry["X"]) & 0x88 == 0x88
+            if int(entry["K"]) == best.Z and int(entry["D"]) >= iteration - 1 and exact:
+                score = int(entry["V"])
+                alpha = -(score + int(score < best.e))    # the root's score of its first move
+        return max(-I, min(I, -alpha))
 
 
 def _completed_depth(g: np.ndarray) -> int:

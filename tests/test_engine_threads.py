@@ -64,16 +64,21 @@ def test_mates_are_found_with_helpers() -> None:
         assert res.move == mate and res.score > 7000
 
 
-def test_a_game_played_with_helpers_keeps_every_position_locked() -> None:
-    eng = Engine(hash_bits=20, threads=2)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_game_played_with_helpers_keeps_every_position_locked(scheme: str) -> None:
+    eng = Engine(hash_bits=20)
+    eng.set_threads(2, scheme)
     eng.new_game()
     seen = []
     for ply in range(20):
+        if eng.board().is_game_over():   # the helpers make each game its own: it may end early
+            break
         seen.append((eng.hash_entry()["slot"], eng.snapshot()["Z"]))
         if ply % 2 == 0:
             assert eng.think(node_budget=30000).move is not None
         else:
-            eng.play(sorted(m.uci() for m in eng.board().legal_moves)[ply % 3])
+            moves = sorted(m.uci() for m in eng.board().legal_moves)
+            eng.play(moves[ply % min(3, len(moves))])
         assert eng.board_matches()
     table = eng.table
     for slot, z in seen:
@@ -82,23 +87,29 @@ def test_a_game_played_with_helpers_keeps_every_position_locked() -> None:
 
 
 @pytest.mark.parametrize("threads", [2, 4])
-def test_a_position_drawn_by_the_games_history_stays_a_draw(threads: int) -> None:
-    eng = Engine(hash_bits=20, threads=threads)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_position_drawn_by_the_games_history_stays_a_draw(threads: int, scheme: str) -> None:
+    eng = Engine(hash_bits=20)
+    eng.set_threads(threads, scheme)
     eng.new_game(REPEAT_FEN)
     assert eng.think(max_depth=6).move == "h1g1"
     eng.play("e8d8")
     assert eng.think(max_depth=6).move == "g1h1"
     eng.play("d8e8")                 # the start again: its only move leads to a locked position
     before = locks(eng)
+    root = eng.hash_entry()["slot"]
     kept = eng.think(max_depth=8)
     assert kept.move == "h1g1" and abs(kept.score) <= 2
     after = locks(eng)
     assert all(after.get(slot) == lock for slot, lock in before.items()), "a helper overwrote a lock"
+    assert set(after) - set(before) <= {root}, "a lock written by a helper"
 
 
 @pytest.mark.parametrize("threads", [2, 4])
-def test_stop_and_the_deadline_end_every_thread(threads: int) -> None:
-    eng = Engine(hash_bits=20, threads=threads)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_stop_and_the_deadline_end_every_thread(threads: int, scheme: str) -> None:
+    eng = Engine(hash_bits=20)
+    eng.set_threads(threads, scheme)
     eng.new_game(MIDDLEGAMES[1])
     start = time.monotonic()
     res = eng.think(movetime_ms=150)
@@ -118,16 +129,20 @@ def test_stop_and_the_deadline_end_every_thread(threads: int) -> None:
     assert done[0].move is not None and not helpers_alive()
 
 
-def test_the_soft_limit_stops_the_helpers_with_the_search() -> None:
-    eng = Engine(hash_bits=20, threads=2)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_the_soft_limit_stops_the_helpers_with_the_search(scheme: str) -> None:
+    eng = Engine(hash_bits=20)
+    eng.set_threads(2, scheme)
     eng.new_game(MIDDLEGAMES[0])
     res = eng.think(limits=Limits(soft_ms=100, hard_ms=1000))
     assert res.move is not None and res.time_ms < 1000
     assert not helpers_alive()
 
 
-def test_pondering_uses_the_threads_and_a_miss_stops_them_before_the_game_is_restored() -> None:
-    eng = Engine(hash_bits=18, threads=2)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_pondering_uses_the_threads_and_a_miss_stops_them_before_the_game_is_restored(scheme: str) -> None:
+    eng = Engine(hash_bits=18)
+    eng.set_threads(2, scheme)
     for move in "e2e4 e7e5 g1f3".split():
         eng.play(move)
     eng.think(node_budget=20000)
