@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from bot.config import ConfigError, chat_text, config_from_dict, dump, load_config
+from tests.conftest import numba_cache_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -169,7 +170,7 @@ def test_chat_text_fills_and_cuts():
 
 
 def run_cli(*args, env_extra=None, **kw):
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **numba_cache_env(), **(env_extra or {})}
     return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
                           env=env, cwd=kw.get("cwd", ROOT), timeout=60)
 

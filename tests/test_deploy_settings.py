@@ -18,6 +18,7 @@ from bot.config import CONFIG_PATH_ENV, CONFIG_YAML_ENV, TOKEN_ENV, ConfigError,
 from bot.process import numba_cache
 from bot.process.runner import Runner
 from bot.sandbox import RandomOpponent, Sandbox
+from tests.conftest import numba_cache_env
 from tests.test_bot_e2e import make_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,7 @@ def test_both_variables_set_is_refused_rather_than_guessed(tmp_path):
 
 def test_the_token_variable_wins_over_inline_yaml_and_is_never_printed(tmp_path):
     secret = "lip_Dyn0TokenFromConfigVars"
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), TOKEN_ENV: secret,
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **numba_cache_env(), TOKEN_ENV: secret,
            CONFIG_YAML_ENV: "token: lip_fromTheYaml\nchallenge:\n  concurrency: 2\n"}
     out = subprocess.run([sys.executable, "-m", "bot", "check-config"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=60)

@@ -22,6 +22,7 @@ import pytest
 
 from bot.config import TOKEN_ENV
 from bot.process import cli
+from tests.conftest import numba_cache_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "bad.yml"  # the file name the table shows: the commands run in the file's directory
@@ -301,7 +302,8 @@ def test_token_from_the_environment_is_checked_but_never_shown(tmp_path):
 
 
 def _spawn(args: list[str], cwd: Path, env_extra: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT), **numba_cache_env(),
+           **(env_extra or {})}
     return subprocess.Popen([sys.executable, "-m", "bot", *args], cwd=cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -55,9 +55,13 @@ def fixed_faults(sb: Sandbox) -> None:
 
 
 def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
+    # The bot thinks at most 0.2 s a move: what is checked is what the faults do, not the search, and
+    # the clock's full thinks made this test the suite's largest CPU cost. The games are then ~20 s in
+    # all, so the sandbox restarts every ~8 s to fit two (one refusing, one answering 502) in them.
     opts = SoakOptions(games=6, concurrency=2, tcs=((20, 1), (30, 0)), fault_rate=0.08, seed=7,
-                       opponent="random", opponent_think_s=0.05, restart_every_s=12.0,
-                       restart_downtime_s=(1.0, 2.0), hash_total_mb=32, workdir=tmp_path, setup=fixed_faults)
+                       opponent="random", opponent_think_s=0.05, restart_every_s=8.0,
+                       restart_downtime_s=(1.0, 2.0), hash_total_mb=32, workdir=tmp_path, setup=fixed_faults,
+                       bot_config={"time": {"max_think_ms": 200}})
     started = time.monotonic()
     report = run(opts, command="tests/test_reliability_soak.py")
     table = report.table()
@@ -104,7 +108,10 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
                        restart_downtime_s=(1.0, 2.0), everything=True, sigterm_every=2, sigkill_at=3,
                        slow_s=0.5,
                        correspondence_every=4, spectator_chat_per_s=0.5, arena_minutes=0.3, threads=4,
-                       bot_config={"time": {"max_think_ms": 300}}, workdir=tmp_path)
+                       # a correspondence game is a visit per move: checked in on every 2 s (not the
+                       # soak's 5 s), the longest one no longer holds the whole run for a minute
+                       bot_config={"time": {"max_think_ms": 300}, "game": {"correspondence_checkin_s": 2.0}},
+                       workdir=tmp_path)
     report = run(opts, command="tests/test_tools_soak.py")
     table = report.table()
     print(table)
