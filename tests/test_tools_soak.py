@@ -127,7 +127,9 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
     assert any(g.tc == (0, 0) for g in report.games), table
     assert report.habits["(arena: a paired player)"] >= 1, table
     assert report.spectator_lines > 0 and c.chat_queued > 0, table
-    assert c.chat_sent == c.chat_queued - c.chat_dropped and not c.chat_wrong, table
+    # (a line whose POST answer was lost may be logged as dropped and have gone through all the same:
+    # tools/soak_checks.py check_chat allows as many missing lines as drops logged, no more)
+    assert c.chat_queued - c.chat_dropped <= c.chat_sent <= c.chat_queued and not c.chat_wrong, table
     finished = [g for g in report.games if g.status != "started"]
     # (the records of the bot's own matchmaking games are checked too: there may be more)
     assert c.records + len(c.unrecorded) >= len(finished) >= 4 and c.records >= 3, table
