@@ -20,10 +20,10 @@ How helpers search (``SCHEMES``; the main thread never changes):
   the window the root's iteration gives it (``RootSplit``), so the main thread finds its entry and
   can use it. Once the iteration in progress is shared out they start on the next one.
 
-Measured (docs/PERFORMANCE.md, "Threads"): on an idle 2-core machine ``lazy`` and ``ahead`` reach
-depth 10 1.02x and 1.03x faster at two threads than at one (the main thread still needs about 90 % of
-its nodes); ``split`` leaves the main thread about two thirds of its nodes (measured on a shared,
-loaded machine so far). Threads default to 1.
+Measured on an idle 2-core machine (docs/PERFORMANCE.md, "Threads"): at two threads ``lazy`` and
+``ahead`` reach depth 10 1.02x and 1.03x faster than one thread (the main thread still needs about
+90 % of its nodes), ``split`` 1.42x (79 % of its nodes). Threads default to 1 until a self-play
+match measures what that is worth in games.
 
 Helpers call ``D()`` with ``z = 0`` (an inner node, not a root): so a helper never plays a move and
 never writes a draw lock; its searches store entries as any inner node does, which never overwrite
