@@ -463,6 +463,19 @@ def test_429_on_accept_pauses_challenges_but_not_games(sandbox, bot_for):
     assert sandbox.wait_until(lambda: bot.runner.game(new_game) is not None, timeout=10)
 
 
+def test_a_challenge_whose_answer_fails_on_a_server_error_is_answered_again(sandbox, bot_for):
+    # Found by the short soak: a sandbox restart (502s for 1-2 s) outlasted the client's retries of an
+    # accept, and the challenge was never answered (the event stream sends it again only when it
+    # reconnects, and then it was taken for one answered already).
+    bot_for()  # network.retries 2: three answers a request, then the desk's own "again, later"
+    sandbox.respond_with(r"/api/challenge/\w+/accept", 503, times=3)
+    cid = sandbox.send_challenge("ivan", color="black", opponent=IdleOpponent())
+    assert sandbox.wait_challenge_answered(cid, timeout=20) == "accepted"
+    tries = sandbox.requests(rf"/api/challenge/{cid}/accept", "POST")
+    assert [r.status for r in tries] == [503, 503, 503, 200]
+    assert tries[3].t - tries[2].t >= 0.45  # after the network's longest backoff (0.5 s here)
+
+
 def test_429_minimum_pause_without_retry_after(sandbox, bot_for):
     bot_for()
     sandbox.respond_with(r"/api/challenge/\w+/decline", 429, times=1)

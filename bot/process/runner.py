@@ -84,6 +84,12 @@ ID = re.compile(r"[A-Za-z0-9]{1,32}")
 # A correspondence visit while every table is lent out gets a table of its own this small (3 MiB):
 # the memory plan has no share for it, and a visit must not wait for a real-time game to end.
 VISIT_SPARE_BITS = 18
+# A challenge whose answer failed though the server was not refusing it (5xx, no connection, after the
+# client's own retries) is answered again this many times, after the network's longest backoff (at
+# most ANSWER_AGAIN_S): the event stream sends an open challenge again only when it reconnects, and
+# one left unanswered would wait until its challenger gives up.
+ANSWER_AGAIN = 3
+ANSWER_AGAIN_S = 5.0
 
 
 def event_id(obj: Any, *keys: str) -> str | None:
@@ -136,6 +142,7 @@ class Runner:
         self._inbox_cv = threading.Condition()
         self._cancelled: set[str] = set()
         self._seen: set[str] = set()  # challenge ids queued or answered
+        self._failed_answers: collections.Counter[str] = collections.Counter()  # challenge id -> failures
         self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
         # Accepted challenges -> the challenger's id, while the slot is held (the desk thread's own).
         self._accepted_from: dict[str, str] = {}
@@ -591,9 +598,32 @@ class Runner:
             else:
                 log.warning("challenge %s: answer failed (%s)", cid, e)
         except LichessError as e:
-            log.warning("challenge %s: answer failed (%s)", cid, e)
             self._undo(cid, decision)
+            self._answer_again_later(ch, e)
         return True
+
+    def _answer_again_later(self, ch: dict[str, Any], e: LichessError) -> None:
+        """An answer that did not reach the server: the challenge goes back to the desk after a wait,
+        a few times; then a resend of it by the event stream (when it reconnects) is taken again."""
+        cid = str(ch.get("id"))
+        self._failed_answers[cid] += 1
+        if self._failed_answers[cid] > ANSWER_AGAIN or self.stop.is_set():
+            log.warning("challenge %s: answer failed (%s); left to the event stream's next resend", cid, e)
+            with self._inbox_cv:
+                self._seen.discard(cid)
+            return
+        delay = min(ANSWER_AGAIN_S, self.cfg.network.backoff_max_s)
+        log.warning("challenge %s: answer failed (%s); answering again in %.1f s", cid, e, delay)
+
+        def again() -> None:
+            with self._inbox_cv:
+                if cid not in self._cancelled:
+                    self._inbox.append(ch)
+                    self._inbox_cv.notify()
+
+        timer = threading.Timer(delay, again)
+        timer.daemon = True
+        timer.start()
 
     def _games_by_user(self) -> collections.Counter[str]:
         """The opponents of the games in progress (running, or accepted and not started yet), by lower-
