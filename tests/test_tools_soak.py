@@ -63,7 +63,7 @@ def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
                        restart_downtime_s=(1.0, 2.0), hash_total_mb=32, workdir=tmp_path, setup=fixed_faults,
                        bot_config={"time": {"max_think_ms": 200}})
     started = time.monotonic()
-    report = run(opts, command="tests/test_reliability_soak.py")
+    report = run(opts, command="tests/test_tools_soak.py")
     table = report.table()
     print(table)
     # Faults happened, of many kinds, restarts included.
