@@ -114,11 +114,16 @@ def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     # table kept.
     game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
     assert takeback_answers(sb, gid) == ["yes"]
+    offer = state(sb.game(gid).moves, btakeback=True)
     game._handle(state([m1, "e7e5", m3]), time.monotonic())
     assert engine.rebuilds == 1 and engine.moves == [m1, "e7e5", m3] and engine.board_matches()
-    # A move list that is neither an extension nor a prefix: rebuilt from the start.
+    # The offer's state replayed late (found by the soak): it brings back our move that was taken
+    # back, which we did not send again. Skipped, not answered a second time; the stream is reopened.
+    game._handle(offer, time.monotonic())
+    assert engine.moves == [m1, "e7e5", m3] and takeback_answers(sb, gid) == ["yes"] and game._resync
+    # A gameFull whose moves are neither an extension nor a prefix: rebuilt from the start.
     other = ["e2e4" if m1 != "e2e4" else "d2d4", "e7e5", "g1f3", "b8c6", "f1c4"]
-    game._handle(state(other), time.monotonic())
+    game._handle(full(gid, other), time.monotonic())
     assert engine.rebuilds == 2 and engine.moves == other
 
 

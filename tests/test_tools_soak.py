@@ -160,11 +160,32 @@ def test_the_chat_check_fails_on_a_line_lost_without_a_log_line_or_sent_twice():
     assert ok.chat_wrong == [] and (ok.chat_queued, ok.chat_sent, ok.chat_dropped) == (3, 2, 1)
     lost = Checks()  # the spectator greeting never arrived, and no log line says it was dropped
     check_chat(LOG, [fake_game("g1", [("umax-bot", "player", "Hi alice")])], "umax-bot", lost)
-    assert lost.chat_wrong == ["game g1: 2 line(s) queued and not sent, 1 drop(s) logged"]
+    assert lost.chat_wrong == ["game g1: 2 line(s) queued and not sent, 1 drop(s) logged, "
+                               "0 held at a SIGKILL"]
     twice = Checks()
     sent = [("umax-bot", "player", "Hi alice")] * 2 + [("umax-bot", "spectator", "Hello")]
     check_chat(LOG, [fake_game("g1", sent)], "umax-bot", twice)
     assert twice.chat_wrong == ["game g1: sent more often than queued: {('player', 'Hi alice'): 1}"]
+
+
+KILLED = """\
+2026-01-01 10:00:00,000 INFO game-g1 bot.games.chat: game g1: chat to the player room: Bye alice
+2026-01-01 10:00:00,010 INFO chat-g1 x: game g1: chat paused after HTTP 429; 'Bye alice' goes in 1 s
+{between}2026-01-01 10:00:00,500 INFO MainThread bot.process.runner: logged in to http://127.0.0.1:1 as BOT x
+"""
+
+
+def test_the_chat_check_explains_a_line_held_by_a_pause_when_the_process_was_killed():
+    # Found by the full soak: the goodbye held by a 1 s pause, and the soak's SIGKILL 0.3 s later.
+    killed = Checks()
+    check_chat(KILLED.format(between=""), [fake_game("g1", [])], "umax-bot", killed)
+    assert killed.chat_wrong == [] and (killed.chat_queued, killed.chat_sent, killed.chat_killed) == (1, 0, 1)
+    # The chat thread went on after the pause (a retry, say) before the next process: not explained.
+    went_on = Checks()
+    retry = "2026-01-01 10:00:00,200 WARNING chat-g1 bot.lichess: chat request failed (HTTP 503)\n"
+    check_chat(KILLED.format(between=retry), [fake_game("g1", [])], "umax-bot", went_on)
+    assert went_on.chat_wrong == ["game g1: 1 line(s) queued and not sent, 0 drop(s) logged, "
+                                  "0 held at a SIGKILL"]
 
 
 def test_the_offer_check_counts_answers_between_offers_and_fails_on_two():

@@ -30,6 +30,8 @@ _LEVEL = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ER
 _LATENCY = re.compile(r"state->POST (\d+) ms")
 _QUEUED = re.compile(r"game (\w+): chat to the (player|spectator) room: (.*)$")
 _DROPPED = re.compile(r"game (\w+): chat line not sent \((player|spectator) room, ")
+_HELD = re.compile(r"game (\w+): chat paused after HTTP 429; ")
+_PROCESS_START = re.compile(r"MainThread bot\.process\.runner: logged in to ")
 _ANSWER = re.compile(r"/api/bot/game/(\w+)/(takeback|draw)/(yes|no)$")
 
 
@@ -89,6 +91,7 @@ class Checks:
     chat_queued: int = 0
     chat_sent: int = 0
     chat_dropped: int = 0
+    chat_killed: int = 0    # lines held by a 429 pause when the process was killed (SIGKILL): lost
     chat_wrong: list[str] = field(default_factory=list)
     records: int = 0
     unrecorded: list[str] = field(default_factory=list)  # no record, explained
@@ -110,8 +113,9 @@ class Checks:
              f"{sum('takeback' in a for a in self.answered_twice)})"),
             ("draw offers / answers", f"{self.draw_offers} / {self.draw_answers} (answered twice: "
                                       f"{sum('draw' in a for a in self.answered_twice)})"),
-            ("chat lines queued / sent once / dropped (logged)",
-             f"{self.chat_queued} / {self.chat_sent} / {self.chat_dropped} (wrong: {len(self.chat_wrong)})"),
+            ("chat lines queued / sent once / dropped (logged) / held at a SIGKILL",
+             f"{self.chat_queued} / {self.chat_sent} / {self.chat_dropped} / {self.chat_killed} "
+             f"(wrong: {len(self.chat_wrong)})"),
             ("PGN records", f"{self.records} (problems: {len(self.record_problems)}; none for a game that "
                             f"ended while the bot was down: {len(self.unrecorded)})"),
             ("losses on time", f"{len(self.time_losses) + len(self.unexplained_time_losses)} (unexplained: "
@@ -166,9 +170,14 @@ def check_offers(offers: list[tuple[str, float]], requests: list[RequestDetail],
 
 def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) -> None:
     """Per game: the lines the sandbox got from the bot are the lines queued less those dropped, each
-    once (a text queued twice, such as two answers to !help, may be sent twice)."""
+    once (a text queued twice, such as two answers to !help, may be sent twice). A line held by a 429
+    pause when the process was killed is lost with it, explained: a SIGKILL leaves no time to send it
+    or to log its drop (a SIGTERM does log each drop). Such a line is one held when the next process
+    starts in the log, its game's chat not heard of in between."""
     queued: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
     dropped: Counter[str] = Counter()
+    killed: Counter[str] = Counter()
+    held: Counter[str] = Counter()  # the games with a line held by a pause, in this process
     for line in text.splitlines():
         m = _QUEUED.search(line)
         if m:
@@ -177,6 +186,16 @@ def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) 
         m = _DROPPED.search(line)
         if m:
             dropped[m.group(1)] += 1
+            held[m.group(1)] = max(0, held[m.group(1)] - 1)
+            continue
+        m = _HELD.search(line)
+        if m:
+            held[m.group(1)] += 1
+        elif _PROCESS_START.search(line):
+            killed.update(+held)
+            held.clear()
+        elif (m := re.search(r"chat-(\w+) ", line)) and "chat paused" not in line:
+            held.pop(m.group(1), None)  # its chat thread went on: what it held went or was dropped
     checks.chat_queued = sum(sum(c.values()) for c in queued.values())
     checks.chat_dropped = sum(dropped.values())
     for g in games:
@@ -189,9 +208,10 @@ def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) 
         # A drop may be logged for a line that went through after all (its answer lost): at most as
         # many lines missing as drops logged.
         missing = sum((want - sent).values())
-        if missing > dropped[g.id]:
+        checks.chat_killed += min(missing, killed[g.id])
+        if missing > dropped[g.id] + killed[g.id]:
             checks.chat_wrong.append(f"game {g.id}: {missing} line(s) queued and not sent, "
-                                     f"{dropped[g.id]} drop(s) logged")
+                                     f"{dropped[g.id]} drop(s) logged, {killed[g.id]} held at a SIGKILL")
 
 
 def check_records(directory: Path, games: list[GameInfo], checks: Checks, ended_at: dict[str, float],

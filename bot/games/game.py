@@ -448,6 +448,13 @@ class Game:
             log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
                      "skipped", self.id, len(moves), before)
             return
+        if known is None and not self._ours_sent(before, len(moves)):
+            # A stale line replayed after a takeback brings back a move of ours that is gone. A fresh
+            # gameFull says where the game is (and is believed: a misjudged state costs a reconnect).
+            log.info("game %s: a state with a move of ours we did not send (plies %d to %d): stale, skipped;"
+                     " reopening the stream", self.id, before + 1, len(moves))
+            self._resync = True
+            return
         if len(moves) > before:
             self._takeback_yes = None  # the game went on: a takeback we said yes to did not happen
         # The server has a move at the ply of our unconfirmed move: our POST went through after all
@@ -553,6 +560,14 @@ class Game:
         if taken >= t.max_per_game:
             return False, f"{limit}, {taken} accepted already"
         return True, f"{taken + 1} of {limit}"
+
+    def _ours_sent(self, start: int, end: int) -> bool:
+        """Is every move of ours among plies start..end-1 one we sent? lila adds a move of ours only
+        when we send it, so a gameState that adds another (the stream sends one state per move, and a
+        lost one reopens it, with a gameFull) is a stale line."""
+        first = 2 - self._plies_until_opponent_moved()  # our first ply: 0 when we move first, else 1
+        sent = {self._moved_at_ply, self._unsent[0] if self._unsent is not None else -1}
+        return all(ply in sent for ply in range(start, end) if (ply - first) % 2 == 0)
 
     def _plies_until_opponent_moved(self) -> int:
         first_mover = chess.Board(self.initial_fen).turn if self.initial_fen else chess.WHITE
