@@ -32,6 +32,7 @@ _QUEUED = re.compile(r"game (\w+): chat to the (player|spectator) room: (.*)$")
 _DROPPED = re.compile(r"game (\w+): chat line not sent \((player|spectator) room, ")
 _HELD = re.compile(r"game (\w+): chat paused after HTTP 429; ")
 _PROCESS_START = re.compile(r"MainThread bot\.process\.runner: logged in to ")
+_CHAT_THREAD = re.compile(r" chat-(\w+) ")  # a line logged by a game's chat thread
 _ANSWER = re.compile(r"/api/bot/game/(\w+)/(takeback|draw)/(yes|no)$")
 
 
@@ -194,7 +195,7 @@ def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) 
         elif _PROCESS_START.search(line):
             killed.update(+held)
             held.clear()
-        elif (m := re.search(r"chat-(\w+) ", line)) and "chat paused" not in line:
+        elif (m := _CHAT_THREAD.search(line)) and "chat paused" not in line:
             held.pop(m.group(1), None)  # its chat thread went on: what it held went or was dropped
     checks.chat_queued = sum(sum(c.values()) for c in queued.values())
     checks.chat_dropped = sum(dropped.values())
