@@ -299,6 +299,9 @@ class Lichess:
         self.client = berserk.Client(self.session, base_url=url)
         # berserk 0.14.0 has no bot draw, takeback or claim-victory method: same requestor, our own paths.
         self._raw = Requestor(self.session, url, default_fmt=JSON)
+        # Chat lines of all games go one at a time: Lichess limits chat per account, and a line sent
+        # while another game's line is still on its way would miss the 429 that one may bring.
+        self._chat_one_at_a_time = threading.Lock()
 
     # ------------------------------------------------------------ plain requests
 
@@ -384,15 +387,18 @@ class Lichess:
     def chat(self, game_id: str, text: str, room: str = "player") -> None:
         """Post a chat line. Never waits out a pause: while chat is paused after a 429 it raises
         `RateLimited` with the time left at once, so the caller (`bot.games.chat.Outbox`) decides when to
-        try again, and for how long a line is still worth sending."""
-        left = self.pauses.remaining(self.CHAT)
-        if left > 0:
-            raise RateLimited(self.CHAT, left)
+        try again, and for how long a line is still worth sending. The lines of all games go one at a
+        time, so none is on its way when another brings the 429 that pauses them all."""
         spectator = room == "spectator"
-        # Not sent again after a connection that broke once the line was on its way: the server may
-        # have posted it (a soak found lines posted twice); after a 5xx or a failed connection it goes again.
-        self._call(self.CHAT, lambda: self.client.bots.post_message(game_id, text, spectator=spectator),
-                   idempotent=False, after_5xx=True)
+        with self._chat_one_at_a_time:
+            left = self.pauses.remaining(self.CHAT)
+            if left > 0:
+                raise RateLimited(self.CHAT, left)
+            # Not sent again after a connection that broke once the line was on its way: the server
+            # may have posted it (a soak found lines posted twice); after a 5xx or a failed connection
+            # it goes again.
+            self._call(self.CHAT, lambda: self.client.bots.post_message(game_id, text, spectator=spectator),
+                       idempotent=False, after_5xx=True)
 
     def abort(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self.client.bots.abort_game(game_id))

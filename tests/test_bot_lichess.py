@@ -14,7 +14,7 @@ import pytest
 from bot.config import config_from_dict
 from bot.lichess import Backoff, ClientError, Lichess, Pauses, QuotaReached, RateLimited, TransientError
 from bot.process.log import RedactingFormatter, add_secret
-from bot.sandbox import CutStream, EndStream, Malformed, Sandbox, Silence
+from bot.sandbox import CutStream, Delay, EndStream, Malformed, Sandbox, Silence
 
 
 def net(**kw):
@@ -81,6 +81,30 @@ def test_connection_refused_is_transient():
         port = s.getsockname()[1]  # closed again when the block ends: nobody listens there
     with pytest.raises(TransientError, match="connection"):
         Lichess("t", f"http://127.0.0.1:{port}", net(retries=1)).account()
+
+
+def test_chat_lines_of_two_games_go_one_at_a_time_and_a_429_pauses_both(sb):
+    # A soak found a line of one game sent while another game's line was on its way and came back
+    # 429: the second line reached Lichess inside the pause. One game's slow chat request holds back
+    # the other game's line until its answer is in.
+    g1, g2 = sb.start_game(bot_color="white"), sb.start_game(bot_color="white")
+    li = Lichess(sb.token, sb.url, net(rate_limit_pause_s=30.0))
+    sb.faults.add(Delay(0.8), rf"/api/bot/game/{g1}/chat")
+    slow = threading.Thread(target=li.chat, args=(g1, "first"))
+    slow.start()
+    time.sleep(0.2)
+    li.chat(g2, "second")
+    slow.join()
+    first, second = (next(d for d in sb.request_details if d.path.startswith(f"/api/bot/game/{g}/chat"))
+                     for g in (g1, g2))
+    assert second.arrived >= first.t, "the second game's line was sent while the first was on its way"
+    # And a 429 on one game's line pauses the other game's at once, without a request.
+    sb.respond_with(rf"/api/bot/game/{g1}/chat", 429, times=1)
+    with pytest.raises(RateLimited):
+        li.chat(g1, "third")
+    with pytest.raises(RateLimited):
+        li.chat(g2, "fourth")
+    assert [r.status for r in sb.requests(r"/chat$")] == [200, 200, 429]
 
 
 def test_429_pauses_that_kind_only(sb):
