@@ -29,9 +29,28 @@ here: they live in the top-level ``tools`` package.
 
 from __future__ import annotations
 
-from engine.facade import Engine, cache_location, compiled_from_cache, new_table
-from engine.result import EngineDesync, IllegalMove, SearchResult, require_move
-from engine.timeman import Limits
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Each public name and the module that defines it. They load on first use (PEP 562), not with the
+# package: `engine.board` alone (the bot's challenge policy, `check-config`, the sandbox) then costs
+# no numba start-up, only a process that searches pays for the compiled search.
+_HOME = {"Engine": "facade", "new_table": "facade", "compiled_from_cache": "facade",
+         "cache_location": "facade", "EngineDesync": "result", "IllegalMove": "result",
+         "SearchResult": "result", "require_move": "result", "Limits": "timeman"}
 
 __all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync", "Limits", "new_table",
            "compiled_from_cache", "cache_location", "require_move"]
+
+if TYPE_CHECKING:
+    from engine.facade import Engine, cache_location, compiled_from_cache, new_table
+    from engine.result import EngineDesync, IllegalMove, SearchResult, require_move
+    from engine.timeman import Limits
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"engine.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value

@@ -112,7 +112,7 @@ def run_c(exe: str) -> list[tuple[int, float, tuple[int, ...]]]:
 
 
 class _TimedD:
-    """Wraps engine.D: thread CPU time of each call (the search alone, as the C driver measures)."""
+    """Wraps the search D(): thread CPU time of each call (the search alone, as the C driver measures)."""
 
     def __init__(self, d) -> None:
         self.d = d
@@ -144,10 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--best", action="store_true", help="best of the rounds instead of the median")
     args = parser.parse_args(argv)
 
-    import engine
-    timed = _TimedD(engine.D)
-    engine.D = timed                     # Engine.think() calls the module's D: time exactly that call
-    eng = engine.Engine(hash_bits=24)
+    from engine import facade
+    timed = _TimedD(facade.D)
+    facade.D = timed                     # Engine.think() calls its module's D: time exactly that call
+    eng = facade.Engine(hash_bits=24)
     eng.think(max_depth=1)               # finish loading the machine code
 
     c_runs, port_runs = [], []
