@@ -37,7 +37,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     (or in the only process): with a cold cache each worker would otherwise compile it at the same
     time. The workers, and the bots and engines the tests start, then load it."""
     if not hasattr(session.config, "workerinput"):
-        import engine  # noqa: F401  (importing compiles D, or loads it from the cache)
+        import engine.facade  # noqa: F401  (importing compiles D and the helpers, or loads them from the cache)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
