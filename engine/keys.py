@@ -8,6 +8,7 @@ offset. ``key_words()`` precomputes that int32 for every offset, so the search d
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,14 +46,24 @@ def original_table() -> np.ndarray:
 
 
 def key_words(table: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
-    """int32 words of ``T`` at every byte offset 0..1031: what ``*(int*)(T+offset)`` reads on x86."""
-    t = original_table() if table is None else np.asarray(table)
+    """int32 words of ``T`` at every byte offset 0..1031: what ``*(int*)(T+offset)`` reads on x86.
+    A new array each call; the original's words are computed once per process (every Engine needs them)."""
+    if table is None:
+        return _original_words().copy()
+    return _words(np.asarray(table))
+
+
+@functools.cache
+def _original_words() -> np.ndarray:
+    return _words(original_table())
+
+
+def _words(t: np.ndarray) -> np.ndarray:
     if t.shape != (TABLE_SIZE,):
         raise ValueError(f"key_table must hold {TABLE_SIZE} signed bytes, got shape {t.shape}")
     if t.min() < -128 or t.max() > 127:
         raise ValueError("key_table values must be signed bytes (-128..127)")
-    raw = t.astype(np.int8).view(np.uint8)
-    words = np.zeros(TABLE_SIZE - 3, dtype=np.int32)
-    for offset in range(TABLE_SIZE - 3):
-        words[offset] = np.frombuffer(raw[offset:offset + 4].tobytes(), dtype="<i4")[0]
-    return words
+    raw = t.astype(np.int8).view(np.uint8).astype(np.uint32)
+    n = TABLE_SIZE - 3  # little-endian: byte k of the word at `offset` is T[offset + k]
+    words = raw[0:n] | raw[1:n + 1] << 8 | raw[2:n + 2] << 16 | raw[3:n + 3] << 24
+    return words.view(np.int32)
