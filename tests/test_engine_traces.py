@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import Engine
-from engine.keys import original_table
+from engine.keys import key_words, original_table
 
 ITER = re.compile(r"\s+iter d=\s*(\d+) N=\s*(\d+) score=\s*(-?\d+) best=(\w+)")
 SEARCH = re.compile(r"search\s+(\d+) \w: (\w+) played nodes=(\d+) .*?Q=(-?\d+) O=(-?\d+) R=(-?\d+) "
@@ -49,6 +50,17 @@ def test_key_table_is_glibc_rand_after_srand_1(data_dir: Path) -> None:
     table = original_table()
     assert len(expected) == 1035
     assert [int(v) for v in table] == [expected[i] for i in range(1035)]
+
+
+def test_key_words_are_the_unaligned_int32_the_c_reads_at_every_offset() -> None:
+    # K(A,B) = *(int*)(T+offset): four bytes from `offset`, little-endian, signed.
+    for table in (original_table(), np.random.default_rng(5).integers(-128, 128, 1035)):
+        raw = bytes(np.asarray(table, dtype=np.int8).view(np.uint8))
+        expected = [int.from_bytes(raw[o:o + 4], "little", signed=True) for o in range(1032)]
+        assert key_words(table).tolist() == expected
+    first = key_words()
+    first[:] = 0  # each call hands out its own array: an engine cannot spoil another's keys
+    assert key_words().tolist() == key_words(original_table()).tolist() != first.tolist()
 
 
 @pytest.mark.parametrize("name, budget, max_depth, count", [
