@@ -101,8 +101,8 @@ class EngineConfig:
     memory_limit_mb: int | None = _opt(None, "memory the bot may use, MiB; null = the container's limit "
                                        "(a dyno's size) when there is one", lo=64, hi=MAX_HASH_TOTAL_MB)
     ponder: bool = _opt(True, "think on the opponent's time, about the reply the last search expects "
-                        "(only while one game runs, on a machine of two cores or more)")
-    threads: int = _opt(1, "threads of each search (the UCI option Threads); 0 = the machine's cores. "
+                        "(only while one game runs, with two cores or more to use)")
+    threads: int = _opt(1, "threads of each search (the UCI option Threads); 0 = the cores the bot may use. "
                         "Split between the games: each of challenge.concurrency games gets threads / "
                         "concurrency (at least 1); a correspondence visit uses 1", lo=0, hi=MAX_THREADS)
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import os
 import re
 import threading
 import time
@@ -71,6 +70,7 @@ from bot.lichess import (
     TransientError,
 )
 from bot.process.arenas import PAUSED, Membership
+from bot.process.cores import usable_cores
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
@@ -755,9 +755,9 @@ class Runner:
             return {g.opponent.lower() for g in self.games.values() if g.alive}
 
     def threads_per_game(self) -> int:
-        """engine.threads (0: the machine's cores) shared by challenge.concurrency games, at least 1
-        each: games running at once never ask for more threads than the setting together."""
-        wanted = self.cfg.engine.threads or os.cpu_count() or 1
+        """engine.threads (0: the cores this process may use) shared by challenge.concurrency games, at
+        least 1 each: games running at once never ask for more threads than the setting together."""
+        wanted = self.cfg.engine.threads or usable_cores()
         return max(1, wanted // self.cfg.challenge.concurrency)
 
     def _threaded(self, new_engine: Callable[[], EngineLike]) -> Callable[[], EngineLike]:
@@ -775,8 +775,8 @@ class Runner:
     def _may_ponder(self) -> bool:
         """Pondering pays only with a core to spare: it runs while the opponent thinks, and with a
         second game running it would take the core that game's own search needs (most bots run on
-        one or two cores). So: engine.ponder on, this the only game, and at least two cores."""
-        return self.cfg.engine.ponder and self.slots.count() <= 1 and (os.cpu_count() or 1) >= 2
+        one or two cores). So: engine.ponder on, this the only game, and at least two usable cores."""
+        return self.cfg.engine.ponder and self.slots.count() <= 1 and usable_cores() >= 2
 
     def _game_ended(self, game: Game) -> None:
         if game.visit and game.finished.is_set() and game.status is None and not self.stop.is_set():
