@@ -114,3 +114,12 @@ def test_the_old_bot_tool_names_still_run_their_tool_with_a_warning(name: str) -
                           text=True, timeout=60)
     assert proc.returncode == 0 and f"python -m tools.{name}" in proc.stdout
     assert proc.stderr.strip() == f"warning: 'python -m bot.{name}' is now 'python -m tools.{name}'"
+
+
+def test_the_parts_that_do_not_search_load_without_numba() -> None:
+    # check-config, the sandbox and the challenge policy read boards, books and tables: a process that
+    # never searches must not pay numba's start-up (about a second of CPU); one that does gets it.
+    code = ("import sys, engine.board, engine.book, engine.syzygy, bot.process.cli, bot.sandbox; "
+            "print('numba' in sys.modules); from engine import Engine; print('numba' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split() == ["False", "True"], proc.stderr
