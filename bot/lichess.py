@@ -130,6 +130,7 @@ def never_sent(exc: BaseException) -> bool:
 
 
 BOT_GAMES_QUOTA = "bot.vsBot.day"
+CHAT_TURN_POLL_S = 0.2  # a chat line waiting for its turn looks this often whether the bot is stopping
 
 
 def ratelimit(body: Any) -> tuple[str | None, float]:
@@ -390,7 +391,10 @@ class Lichess:
         try again, and for how long a line is still worth sending. The lines of all games go one at a
         time, so none is on its way when another brings the 429 that pauses them all."""
         spectator = room == "spectator"
-        with self._chat_one_at_a_time:
+        while not self._chat_one_at_a_time.acquire(timeout=CHAT_TURN_POLL_S):
+            if self.stop.is_set():  # waiting behind another game's line: see the stop now, not after it
+                raise Stopped(f"{self.CHAT}: stopped")
+        try:
             left = self.pauses.remaining(self.CHAT)
             if left > 0:
                 raise RateLimited(self.CHAT, left)
@@ -399,6 +403,8 @@ class Lichess:
             # it goes again.
             self._call(self.CHAT, lambda: self.client.bots.post_message(game_id, text, spectator=spectator),
                        idempotent=False, after_5xx=True)
+        finally:
+            self._chat_one_at_a_time.release()
 
     def abort(self, game_id: str) -> None:
         self._call(f"game:{game_id}", lambda: self.client.bots.abort_game(game_id))

@@ -12,7 +12,16 @@ import time
 import pytest
 
 from bot.config import config_from_dict
-from bot.lichess import Backoff, ClientError, Lichess, Pauses, QuotaReached, RateLimited, TransientError
+from bot.lichess import (
+    Backoff,
+    ClientError,
+    Lichess,
+    Pauses,
+    QuotaReached,
+    RateLimited,
+    Stopped,
+    TransientError,
+)
 from bot.process.log import RedactingFormatter, add_secret
 from bot.sandbox import CutStream, Delay, EndStream, Malformed, Sandbox, Silence
 
@@ -105,6 +114,22 @@ def test_chat_lines_of_two_games_go_one_at_a_time_and_a_429_pauses_both(sb):
     with pytest.raises(RateLimited):
         li.chat(g2, "fourth")
     assert [r.status for r in sb.requests(r"/chat$")] == [200, 200, 429]
+
+
+def test_a_chat_line_waiting_for_its_turn_sees_the_stop_at_once(sb):
+    g1, g2 = sb.start_game(bot_color="white"), sb.start_game(bot_color="white")
+    li = Lichess(sb.token, sb.url, net(read_timeout_s=5.0))
+    sb.faults.add(Delay(3.0), rf"/api/bot/game/{g1}/chat")
+    slow = threading.Thread(target=li.chat, args=(g1, "first"))
+    slow.start()
+    time.sleep(0.3)
+    threading.Timer(0.3, li.stop.set).start()
+    started = time.monotonic()
+    with pytest.raises(Stopped):
+        li.chat(g2, "second")
+    assert time.monotonic() - started < 1.5  # not after the first line's 3 s answer
+    slow.join()
+    assert not sb.requests(rf"/api/bot/game/{g2}/chat")
 
 
 def test_429_pauses_that_kind_only(sb):
