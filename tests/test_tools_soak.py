@@ -108,9 +108,9 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
                        restart_downtime_s=(1.0, 2.0), everything=True, sigterm_every=2, sigkill_at=3,
                        slow_s=0.5,
                        correspondence_every=4, spectator_chat_per_s=0.5, arena_minutes=0.3, threads=4,
-                       # a correspondence game is a visit per move: checked in on every 2 s (not the
-                       # soak's 5 s), the longest one no longer holds the whole run for a minute
-                       bot_config={"time": {"max_think_ms": 300}, "game": {"correspondence_checkin_s": 2.0}},
+                       # a correspondence game is a visit per move: checked in on every 1 s (the
+                       # setting's least; the soak's is 5 s), so it no longer holds the whole run
+                       bot_config={"time": {"max_think_ms": 300}, "game": {"correspondence_checkin_s": 1.0}},
                        workdir=tmp_path)
     report = run(opts, command="tests/test_tools_soak.py")
     table = report.table()
