@@ -92,16 +92,22 @@ def test_connection_refused_is_transient():
         Lichess("t", f"http://127.0.0.1:{port}", net(retries=1)).account()
 
 
+def first_chat_line_held(sb: Sandbox, li: Lichess, seconds: float) -> tuple[str, str, threading.Thread]:
+    """Two games; the first game's line "first" on its way from a thread, its answer `seconds` late."""
+    g1, g2 = sb.start_game(bot_color="white"), sb.start_game(bot_color="white")
+    sb.faults.add(Delay(seconds), rf"/api/bot/game/{g1}/chat")
+    slow = threading.Thread(target=li.chat, args=(g1, "first"))
+    slow.start()
+    time.sleep(0.2)
+    return g1, g2, slow
+
+
 def test_chat_lines_of_two_games_go_one_at_a_time_and_a_429_pauses_both(sb):
     # A soak found a line of one game sent while another game's line was on its way and came back
     # 429: the second line reached Lichess inside the pause. One game's slow chat request holds back
     # the other game's line until its answer is in.
-    g1, g2 = sb.start_game(bot_color="white"), sb.start_game(bot_color="white")
     li = Lichess(sb.token, sb.url, net(rate_limit_pause_s=30.0))
-    sb.faults.add(Delay(0.8), rf"/api/bot/game/{g1}/chat")
-    slow = threading.Thread(target=li.chat, args=(g1, "first"))
-    slow.start()
-    time.sleep(0.2)
+    g1, g2, slow = first_chat_line_held(sb, li, 0.8)
     li.chat(g2, "second")
     slow.join()
     first, second = (next(d for d in sb.request_details if d.path.startswith(f"/api/bot/game/{g}/chat"))
@@ -117,12 +123,8 @@ def test_chat_lines_of_two_games_go_one_at_a_time_and_a_429_pauses_both(sb):
 
 
 def test_a_chat_line_waiting_for_its_turn_sees_the_stop_at_once(sb):
-    g1, g2 = sb.start_game(bot_color="white"), sb.start_game(bot_color="white")
     li = Lichess(sb.token, sb.url, net(read_timeout_s=5.0))
-    sb.faults.add(Delay(3.0), rf"/api/bot/game/{g1}/chat")
-    slow = threading.Thread(target=li.chat, args=(g1, "first"))
-    slow.start()
-    time.sleep(0.3)
+    _, g2, slow = first_chat_line_held(sb, li, 3.0)
     threading.Timer(0.3, li.stop.set).start()
     started = time.monotonic()
     with pytest.raises(Stopped):
