@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import berserk
 import requests
@@ -35,6 +35,7 @@ from berserk.session import Requestor
 from requests.adapters import HTTPAdapter
 
 from bot.config import NetworkConfig
+from bot.wire import Account, Arena, Event, GameInfo, GameLine, User
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -306,7 +307,7 @@ class Lichess:
 
     # ------------------------------------------------------------ plain requests
 
-    def account(self) -> dict[str, Any]:
+    def account(self) -> Account:
         # The raw body: berserk's converter raises on a null or huge createdAt, which we never use.
         data = self._call("account", lambda: self._raw.get("/api/account"), retries=self.net.retries)
         if not isinstance(data, dict):
@@ -316,7 +317,7 @@ class Lichess:
     def upgrade_to_bot(self) -> None:
         self._call("account", self.client.account.upgrade_to_bot, retries=0)
 
-    def playing(self) -> list[dict[str, Any]]:
+    def playing(self) -> list[GameInfo]:
         """Games in progress (`/api/account/playing`), most urgent first; entries that are not objects
         are left out."""
         data = self._call("playing", lambda: self._raw.get("/api/account/playing", params={"nb": 50}))
@@ -336,7 +337,7 @@ class Lichess:
     MATCHMAKING = "matchmaking"
     CANCEL = "challenge-cancel"
 
-    def online_bots(self, nb: int = 100) -> tuple[list[dict[str, Any]], int]:
+    def online_bots(self, nb: int = 100) -> tuple[list[User], int]:
         """`/api/bot/online`: (the bots as user objects, how many lines were unusable).
 
         Not berserk's `get_online_bots`: it converts `createdAt`/`seenAt` of every line (a null one
@@ -345,7 +346,8 @@ class Lichess:
         """
         lines = self._call(self.MATCHMAKING, lambda: list(
             self._raw.get("/api/bot/online", params={"nb": nb}, stream=True, fmt=TEXT)))
-        bots, bad = [], 0
+        bots: list[User] = []
+        bad = 0
         for line in lines:
             if not line or not line.strip():
                 continue  # keep-alive
@@ -363,7 +365,8 @@ class Lichess:
     def create_challenge(self, username: str, *, rated: bool, clock: tuple[int, int] | None = None,
                          days: int | None = None, variant: str = "standard",
                          color: str | None = None) -> dict[str, Any]:
-        """`POST /api/challenge/{username}`: the challenge JSON (with its `id`). Never sent twice: a
+        """`POST /api/challenge/{username}`: the challenge JSON (with its `id`), or {"challenge": ...}
+        (read with bot/challenges/matchmaking.py's `challenge_id`). Never sent twice: a
         retry after a cut could create a second challenge."""
         limit, increment = clock if clock is not None else (None, None)
         return self._call(self.MATCHMAKING, lambda: self.client.challenges.create(
@@ -442,7 +445,7 @@ class Lichess:
         """`POST /api/tournament/{id}/withdraw`: a pause once the arena started, leaving before."""
         self._call(self.TOURNAMENT, lambda: self.client.tournaments.withdraw_arena(tournament_id))
 
-    def arena(self, tournament_id: str) -> dict[str, Any]:
+    def arena(self, tournament_id: str) -> Arena:
         """`GET /api/tournament/{id}` (isStarted, isFinished, secondsToFinish ...)."""
         data = self._call(self.TOURNAMENT, lambda: self._raw.get(f"/api/tournament/{tournament_id}"))
         if not isinstance(data, dict):
@@ -516,7 +519,7 @@ class Lichess:
         window.record()
         return True
 
-    def stream_events(self, stop: threading.Event) -> Iterator[dict[str, Any]]:
+    def stream_events(self, stop: threading.Event) -> Iterator[Event]:
         """The account's event stream, reconnected after every failure until `stop` is set.
 
         Opening it closes any other event stream of the same token (lila EventStream), so two
@@ -524,10 +527,10 @@ class Lichess:
         lived `STABLE_STREAM_S`, and connections are spaced to stay within Lichess's limit.
         """
         window = ConnectWindow(self.net.event_stream_connects, EVENT_STREAM_WINDOW_S)
-        return self._stream("events", self.client.bots.stream_incoming_events, stop, window=window,
-                            stable_s=STABLE_STREAM_S)
+        return cast(Iterator[Event], self._stream("events", self.client.bots.stream_incoming_events, stop,
+                                                  window=window, stable_s=STABLE_STREAM_S))
 
-    def stream_game(self, game_id: str, stop: threading.Event) -> Iterator[dict[str, Any]]:
+    def stream_game(self, game_id: str, stop: threading.Event) -> Iterator[GameLine]:
         """One game's stream; reconnects after failures and after the server closes it, until `stop`.
 
         The caller decides when the game is over (the server says so in a gameState status) and
@@ -535,9 +538,9 @@ class Lichess:
         """
         # Not berserk's stream_game_state: its converter turns clock fields into timedelta and raises
         # on a null or huge one, which would end the stream's generator; the game reads the raw values.
-        return self._stream(f"stream:{game_id}",
-                            lambda: self._raw.get(f"/api/bot/game/stream/{game_id}", stream=True), stop,
-                            max_refusals=3)
+        return cast(Iterator[GameLine], self._stream(
+            f"stream:{game_id}", lambda: self._raw.get(f"/api/bot/game/stream/{game_id}", stream=True), stop,
+            max_refusals=3))
 
     def _stream(self, kind: str, open_stream: Callable[[], Iterator[dict[str, Any]]],
                 stop: threading.Event, max_refusals: int | None = None, window: ConnectWindow | None = None,

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import MatchmakingConfig
 from bot.lichess import BotQuota, ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped
+from bot.wire import Account, Challenge, User
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot.challenges.slots import Slots
@@ -118,7 +119,7 @@ def offers(cfg: MatchmakingConfig) -> list[Offer]:
             [Offer(None, d, r) for d in cfg.days for r in modes])
 
 
-def offer_of(ch: dict[str, Any]) -> Offer | None:
+def offer_of(ch: Challenge) -> Offer | None:
     """The offer of a challenge as the event stream shows it, or None if unreadable."""
     tc = ch.get("timeControl")
     if not isinstance(tc, dict):
@@ -132,7 +133,7 @@ def offer_of(ch: dict[str, Any]) -> Offer | None:
     return None
 
 
-def rating(user: dict[str, Any], speed: str) -> int | None:
+def rating(user: User, speed: str) -> int | None:
     perf = user.get("perfs", {}).get(speed) if isinstance(user.get("perfs"), dict) else None
     value = perf.get("rating") if isinstance(perf, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -241,8 +242,8 @@ class DeclineMemory:
 # ---------------------------------------------------------------- choosing
 
 
-def candidates(bots: Iterable[dict[str, Any]], cfg: MatchmakingConfig, memory: DeclineMemory, *, me: str,
-               busy_with: set[str], ours: dict[str, Any]) -> list[tuple[dict[str, Any], list[Offer]]]:
+def candidates(bots: Iterable[User], cfg: MatchmakingConfig, memory: DeclineMemory, *, me: str,
+               busy_with: set[str], ours: Account) -> list[tuple[User, list[Offer]]]:
     """The online bots we may challenge, each with the offers we may make it. `ours` is our account."""
     result = []
     for user in bots:
@@ -255,7 +256,7 @@ def candidates(bots: Iterable[dict[str, Any]], cfg: MatchmakingConfig, memory: D
     return result
 
 
-def in_window(user: dict[str, Any], ours: dict[str, Any], offer: Offer, cfg: MatchmakingConfig) -> bool:
+def in_window(user: User, ours: Account, offer: Offer, cfg: MatchmakingConfig) -> bool:
     """The bot's rating in the offer's speed is within the configured window (an unknown rating is not)."""
     if cfg.min_rating is None and cfg.max_rating is None and cfg.rating_difference is None:
         return True
@@ -289,7 +290,7 @@ class Matchmaker:
     """Challenges online bots while the bot is idle (see the module docstring)."""
 
     def __init__(self, cfg: MatchmakingConfig, li: Lichess, slots: Slots, quota: BotQuota, *, me: str,
-                 account: dict[str, Any], stop: threading.Event, busy_with: Callable[[], set[str]],
+                 account: Account, stop: threading.Event, busy_with: Callable[[], set[str]],
                  rng: random.Random | None = None):
         self.cfg, self.li, self.slots, self.quota = cfg, li, slots, quota
         self.me, self.account, self.stop, self.busy_with = me, account, stop, busy_with
@@ -318,13 +319,13 @@ class Matchmaker:
         if self._thread.is_alive():
             self._thread.join(timeout)
 
-    def on_own_challenge(self, ch: dict[str, Any]) -> None:
+    def on_own_challenge(self, ch: Challenge) -> None:
         self._post("created", ch)
 
-    def on_declined(self, ch: dict[str, Any]) -> None:
+    def on_declined(self, ch: Challenge) -> None:
         self._post("declined", ch)
 
-    def on_canceled(self, ch: dict[str, Any]) -> None:
+    def on_canceled(self, ch: Challenge) -> None:
         self._post("canceled", ch)
 
     def on_game_start(self, gid: str) -> None:
@@ -382,7 +383,7 @@ class Matchmaker:
                 kind, payload = self._events.popleft()
             getattr(self, f"_{kind}")(payload)
 
-    def _created(self, ch: dict[str, Any]) -> None:
+    def _created(self, ch: Challenge) -> None:
         """Our challenge as the event stream announces it: gives the id if the POST's answer was lost."""
         p, cid = self.pending, ch.get("id")
         dest = ch.get("destUser") if isinstance(ch.get("destUser"), dict) else {}
@@ -390,7 +391,7 @@ class Matchmaker:
         if p is not None and p.cid is None and isinstance(cid, str) and to == p.bot:
             self._name_pending(p, cid)
 
-    def _declined(self, ch: dict[str, Any]) -> None:
+    def _declined(self, ch: Challenge) -> None:
         dest = ch.get("destUser") if isinstance(ch.get("destUser"), dict) else {}
         bot, offer = str(dest.get("id", "")).lower(), offer_of(ch)
         key = str(ch.get("declineReasonKey") or "generic").lower()
@@ -400,7 +401,7 @@ class Matchmaker:
         log.info("matchmaking: %s declined %s (%s): not asked %s", bot or "?", offer or "?", key, learnt)
         self._settle(ch.get("id"))
 
-    def _canceled(self, ch: dict[str, Any]) -> None:
+    def _canceled(self, ch: Challenge) -> None:
         self._settle(ch.get("id"))
 
     def _started(self, gid: str) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 
 from bot.challenges.policy import is_correspondence
 from bot.lichess import Lichess, LichessError
+from bot.wire import GameInfo
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class Correspondence:
 
     # ------------------------------------------------------------ what the runner tells us
 
-    def note(self, gid: str, info: dict[str, Any] | None) -> None:
+    def note(self, gid: str, info: GameInfo | None) -> None:
         """A correspondence game started or was found in progress: visit it if it is our turn."""
         with self._lock:
             self._games.add(gid)
