@@ -72,7 +72,7 @@ def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
         assert sandbox.wait_challenge_answered(second, timeout=10) == "accepted"
         third = sandbox.send_challenge("frank", clock=None, days=3, opponent=IdleOpponent())
         assert sandbox.wait_challenge_answered(third, timeout=10) == "declined"
-        assert bot.runner.answers[third].rule == "challenge.correspondence_concurrency"
+        assert bot.runner.desk.answers[third].rule == "challenge.correspondence_concurrency"
         assert sandbox.challenge(third).decline_reason == "later"
     finally:
         bot.stop()

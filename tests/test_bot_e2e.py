@@ -130,7 +130,7 @@ def test_quit_after_games_takes_no_more_and_exits_when_they_are_over(sandbox, bo
     second = sandbox.send_challenge("bob", opponent=IdleOpponent())  # a free slot, but the drain is on
     assert sandbox.wait_challenge_answered(second) == "declined"
     assert sandbox.challenge(second).decline_reason == "later"
-    assert bot.runner.answers[second].rule == "stopping"
+    assert bot.runner.desk.answers[second].rule == "stopping"
     assert sandbox.wait_game_over(sandbox.challenge(first).game_id, timeout=20) == "resign"
     bot.thread.join(timeout=25)  # by itself, once the game is over
     assert not bot.thread.is_alive() and bot.code == 0
@@ -531,7 +531,7 @@ def test_challenge_declined_by_each_rule(sandbox, bot_for, policy, kwargs, reaso
     assert sandbox.wait_challenge_answered(cid, timeout=10) == "declined"
     assert sandbox.challenge(cid).decline_reason == reason
     assert sandbox.challenge(cid).decline_body == {"reason": reason}
-    assert bot.runner.answers[cid].rule == rule
+    assert bot.runner.desk.answers[cid].rule == rule
 
 
 def test_challenges_accepted_by_each_policy(sandbox, bot_for):
@@ -541,7 +541,7 @@ def test_challenges_accepted_by_each_policy(sandbox, bot_for):
           sandbox.send_challenge("robo", challenger_is_bot=True, rated=True, clock=None, days=3,
                                  opponent=IdleOpponent())]
     assert [sandbox.wait_challenge_answered(c) for c in ok] == ["accepted", "accepted"]
-    assert all(bot.runner.answers[c].accept for c in ok)
+    assert all(bot.runner.desk.answers[c].accept for c in ok)
 
 
 def test_concurrency_exact_under_a_burst_with_a_game_already_running(sandbox, bot_for):
@@ -579,7 +579,7 @@ def test_finer_challenge_rules_end_to_end(sandbox, bot_for):
            for cid in (again, farm, weak, strong, ok)}
     assert got == {again: ("declined", "later"), farm: ("declined", "timecontrol"),
                    weak: ("declined", "generic"), strong: ("declined", "generic"), ok: ("accepted", None)}
-    rules = {cid: bot.runner.answers[cid].rule for cid in (again, farm, weak, strong)}
+    rules = {cid: bot.runner.desk.answers[cid].rule for cid in (again, farm, weak, strong)}
     assert rules == {again: "challenge.max_games_per_user", farm: "challenge.bot_bullet_needs_increment",
                      weak: "challenge.min_rating", strong: "challenge.max_rating"}
     # Alice's game ends: her next challenge is accepted.
@@ -587,7 +587,7 @@ def test_finer_challenge_rules_end_to_end(sandbox, bot_for):
     assert sandbox.wait_game_over(gid, timeout=30) in ("resign", "aborted")
     assert sandbox.wait_until(lambda: bot.runner.game(gid).finished.is_set(), timeout=10)  # the bot knows
     last = sandbox.send_challenge("alice", opponent=IdleOpponent(), clock=(180, 2))
-    assert sandbox.wait_challenge_answered(last) == "accepted", bot.runner.answers.get(last)
+    assert sandbox.wait_challenge_answered(last) == "accepted", bot.runner.desk.answers.get(last)
 
 
 def test_cancelled_challenge_is_not_answered_twice_and_own_challenges_ignored(sandbox, bot_for):
@@ -599,7 +599,7 @@ def test_cancelled_challenge_is_not_answered_twice_and_own_challenges_ignored(sa
     assert sandbox.wait_event_stream(timeout=10, connects=2)
     time.sleep(0.5)
     assert len(sandbox.requests(rf"/api/challenge/{cid}/")) == 1
-    assert cid in bot.runner.answers
+    assert cid in bot.runner.desk.answers
 
 
 # ---------------------------------------------------------------- clocks, resignation

@@ -43,7 +43,7 @@ def test_bot_games_quota_declines_bots_and_still_accepts_humans(sandbox, bot_for
     assert sandbox.wait_challenge_answered(second, timeout=10) == "declined"
     assert sandbox.challenge(second).decline_reason == "later"
     assert sandbox.wait_challenge_answered(human, timeout=10) == "accepted"
-    assert bot.runner.answers[second].rule == "lichess.bot_games_per_day"
+    assert bot.runner.desk.answers[second].rule == "lichess.bot_games_per_day"
     # One refused accept in all: nothing was sent twice.
     assert [r.status for r in sandbox.requests(r"/accept$", "POST")] == [429, 200]
 
@@ -132,16 +132,16 @@ def test_challenges_wait_in_the_queue_for_a_free_slot(sandbox, bot_for):
     busy = _busy_game(sandbox)
     first = sandbox.send_challenge("dora", opponent=RandomOpponent(seed=1))
     withdrawn = sandbox.send_challenge("bob", opponent=RandomOpponent(seed=2))
-    assert sandbox.wait_until(lambda: len(bot.runner.queue) == 2, timeout=10)
+    assert sandbox.wait_until(lambda: len(bot.runner.desk.queue) == 2, timeout=10)
     full = sandbox.send_challenge("carol", opponent=RandomOpponent(seed=3))
     assert sandbox.wait_challenge_answered(full, timeout=10) == "declined"
     assert sandbox.challenge(full).decline_reason == "later"
     sandbox.cancel_challenge(withdrawn)
-    assert sandbox.wait_until(lambda: len(bot.runner.queue) == 1, timeout=10)
+    assert sandbox.wait_until(lambda: len(bot.runner.desk.queue) == 1, timeout=10)
     assert sandbox.challenge(first).status == "created"  # still waiting, unanswered
     sandbox.world.opponent_resign(busy)
     assert sandbox.wait_challenge_answered(first, timeout=10) == "accepted"
-    assert not bot.runner.queue
+    assert not bot.runner.desk.queue
     assert not sandbox.requests(rf"/api/challenge/{withdrawn}/")  # never answered: it was withdrawn
 
 

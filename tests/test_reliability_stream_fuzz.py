@@ -606,7 +606,7 @@ def new_runner() -> tuple[Runner, FakeEventServer, list[Any]]:
     runner = Runner(config_from_dict({"challenge": {"concurrency": 64}}), warm_up=False)
     runner.me = ME
     server = FakeEventServer()
-    runner.li = server  # type: ignore[assignment]
+    runner.li = runner.desk.li = server  # type: ignore[assignment]
     started: list[Any] = []
     runner.start_game = lambda gid, info=None: started.append(gid)  # type: ignore[method-assign]
     return runner, server, started
@@ -616,10 +616,10 @@ def run_events(runner: Runner, events: list[Any]) -> None:
     """What the event loop and the challenge desk do, in this thread (an exception here fails)."""
     for ev in events:
         runner.dispatch(ev)
-        while runner._inbox:
-            ch = runner._inbox.popleft()
-            if ch.get("id") not in runner._cancelled:
-                assert runner._answer(ch)
+        while runner.desk._inbox:
+            ch = runner.desk._inbox.popleft()
+            if ch.get("id") not in runner.desk._cancelled:
+                assert runner.desk._answer(ch)
 
 
 @st.composite
@@ -639,8 +639,9 @@ def check_events(runner: Runner, server: FakeEventServer, started: list[Any], re
     assert records.tracebacks() == []
     answered = [cid for cid, _, _ in server.answers]
     assert len(answered) == len(set(answered)), "a challenge was answered twice"
-    assert set(answered) <= runner._seen
-    assert runner._seen - set(answered) <= runner._cancelled  # every challenge queued got its answer
+    assert set(answered) <= runner.desk._seen
+    # every challenge queued got its answer
+    assert runner.desk._seen - set(answered) <= runner.desk._cancelled
     for cid, verdict, reason in server.answers:
         assert isinstance(cid, str) and ID.fullmatch(cid)
         assert verdict == "accept" or reason in DECLINE_REASONS, reason

@@ -189,7 +189,7 @@ class Console:
             where = f", arena {g.tournament_id}" if g.tournament_id else ""
             lines.append(f"  {g.id} vs {g.opponent}, {colour}, clocks {_clock(g.clocks_ms[0])} / "
                          f"{_clock(g.clocks_ms[1])}, {score}{where}")
-        waiting = r.queued()
+        waiting = r.desk.queued()
         lines.append(f"queue: {len(waiting)} waiting (at most {r.cfg.challenge.queue_size})"
                      + (f": {', '.join(waiting)}" if waiting else ""))
         mm = r.matchmaker

@@ -1,4 +1,4 @@
-"""The main loop: account check, resumed games, the event stream, challenge answers, shutdown.
+"""The main loop: account check, resumed games, the event stream (to the desk, games, matchmaker), shutdown.
 
 Threads, and what flows between them (one way):
 
@@ -15,10 +15,9 @@ Concurrency is counted in `Slots` under one lock: a slot is taken when a challen
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
 at gameFinish or when the game's thread ends. Games found in progress at start take slots too.
 
-When every slot is taken, an acceptable challenge waits in the desk's queue (`challenge.queue_size`,
-oldest first) instead of being declined: it is accepted as soon as a slot frees, leaves the queue
-when the challenger withdraws it, and is declined `later` only when the queue is full or it has
-waited `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
+The challenge desk (bot/challenges/desk.py, its own thread) answers incoming challenges one at a
+time; when every slot is taken, an acceptable challenge waits in its queue (`challenge.queue_size`)
+for a free slot instead of being declined. The runner only tells it what the event stream says.
 The matchmaker's own challenge holds a slot too (`Slots.reserve`, taken before it is sent), so the
 two never start more games than `challenge.concurrency` together (bot/challenges/matchmaking.py).
 Correspondence games hold no slot: they count against `challenge.correspondence_concurrency` and
@@ -30,8 +29,8 @@ into (`Slots.keep`); an arena game (a gameStart with a tournamentId) always hold
 or drain first withdraws from every arena joined, so lila pairs the bot no more.
 
 The console (bot/process/console.py, only when stdin is a terminal) is started by `on_ready` once the
-bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `queued`,
-`drain`, `request_stop`, `arenas`).
+bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `drain`,
+`request_stop`, `arenas`) and the desk's `queued`.
 
 Two ways to stop. `request_stop()` (SIGTERM, a dyno restart): no new challenges, running searches
 finish their move (within `game.shutdown_grace_s`), and the process exits; the games go on on the
@@ -51,8 +50,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bot.challenges.desk import Desk
 from bot.challenges.matchmaking import Matchmaker
-from bot.challenges.policy import Decision, decide, describe, is_correspondence
+from bot.challenges.policy import is_correspondence
 from bot.challenges.slots import Slots
 from bot.config import ArenaEntry, Config, ConfigError
 from bot.games.correspondence import Correspondence
@@ -64,7 +64,6 @@ from bot.lichess import (
     ClientError,
     Lichess,
     LichessError,
-    QuotaReached,
     RateLimited,
     Stopped,
     TransientError,
@@ -75,6 +74,7 @@ from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
 from bot.sources.outside import MoveSource
+from bot.wire import Account, Challenge, Event, GameInfo
 
 log = logging.getLogger(__name__)
 
@@ -84,12 +84,6 @@ ID = re.compile(r"[A-Za-z0-9]{1,32}")
 # A correspondence visit while every table is lent out gets a table of its own this small (3 MiB):
 # the memory plan has no share for it, and a visit must not wait for a real-time game to end.
 VISIT_SPARE_BITS = 18
-# A challenge whose answer failed though the server was not refusing it (5xx, no connection, after the
-# client's own retries) is answered again this many times, after the network's longest backoff (at
-# most ANSWER_AGAIN_S): the event stream sends an open challenge again only when it reconnects, and
-# one left unanswered would wait until its challenger gives up.
-ANSWER_AGAIN = 3
-ANSWER_AGAIN_S = 5.0
 
 
 def event_id(obj: Any, *keys: str) -> str | None:
@@ -136,21 +130,15 @@ class Runner:
         self.me = ""
         self.exit_code = 0
         self._games_lock = threading.Lock()
-        self._inbox: collections.deque[dict[str, Any]] = collections.deque()
-        # Acceptable challenges waiting for a free slot, oldest first: (challenge, monotonic time queued).
-        self.queue: collections.deque[tuple[dict[str, Any], float]] = collections.deque()
-        self._inbox_cv = threading.Condition()
-        self._cancelled: set[str] = set()
-        self._seen: set[str] = set()  # challenge ids queued or answered
-        self._failed_answers: collections.Counter[str] = collections.Counter()  # challenge id -> failures
-        self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
-        # Accepted challenges -> the challenger's id, while the slot is held (the desk thread's own).
-        self._accepted_from: dict[str, str] = {}
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
-        self.account: dict[str, Any] = {}
+        self.account: Account = {}
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
         self.correspondence = Correspondence(self.li, cfg.game.correspondence_checkin_s, visit=self._visit,
                                              stop=self.stop)
+        # Incoming challenges: answered, or queued for a slot, by bot/challenges/desk.py's thread.
+        self.desk = Desk(cfg.challenge, self.li, self.slots, self.correspondence, self.bot_quota,
+                         backoff_max_s=cfg.network.backoff_max_s, stop=self.stop,
+                         no_new_games=self.no_new_games, games_now=self._games_now)
         # Lichess arenas joined (config, console): a slot is kept for their games while there is one.
         self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
         self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
@@ -214,8 +202,7 @@ class Runner:
     def _no_new_games(self) -> None:
         self._matchmaking_off.set()
         self.no_new_games.set()
-        with self._inbox_cv:
-            self._inbox_cv.notify_all()
+        self.desk.wake()
         if self.matchmaker is not None:
             self.matchmaker.wake()
 
@@ -243,7 +230,7 @@ class Runner:
                 return self.exit_code
             self._resume_games()
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
-            threading.Thread(target=self._desk, name="challenges", daemon=True).start()
+            self.desk.start()
             self.correspondence.start()
             threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
             if self.on_ready is not None:
@@ -258,7 +245,7 @@ class Runner:
             close_all(self.sources)
         return self.exit_code
 
-    def check_account(self) -> dict[str, Any] | None:
+    def check_account(self) -> Account | None:
         """`/api/account`: the token must work and the account must be a bot. None if stopped."""
         backoff_s = self.cfg.network.backoff_base_s
         while True:
@@ -400,7 +387,7 @@ class Runner:
             self.exit_code = 2
             self.request_stop("fatal error")
 
-    def dispatch(self, event: dict[str, Any]) -> None:
+    def dispatch(self, event: Event) -> None:
         """Handle one event of the stream. One the bot cannot use (no usable id, a field of the wrong
         type) is logged in one line and skipped."""
         kind = event.get("type")
@@ -417,12 +404,7 @@ class Runner:
                 self._on_challenge(ch)
             elif kind == "challengeCanceled":
                 log.info("challenge %s was cancelled by the challenger", cid)
-                with self._inbox_cv:
-                    self._cancelled.add(cid)
-                    waiting = [item for item in self.queue if item[0].get("id") != cid]
-                    if len(waiting) < len(self.queue):
-                        log.info("challenge %s leaves the queue", cid)
-                        self.queue = collections.deque(waiting)
+                self.desk.cancel(cid)
             else:  # lila sends it to both sides: here one we declined
                 log.debug("the challenge %s was declined", cid)
         elif kind in ("gameStart", "gameFinish"):
@@ -448,7 +430,7 @@ class Runner:
         else:
             log.debug("ignoring event %s", repr(kind)[:60])
 
-    def _on_own_challenge(self, kind: str, cid: str, ch: dict[str, Any]) -> None:
+    def _on_own_challenge(self, kind: str, cid: str, ch: Challenge) -> None:
         """A challenge we sent: never an incoming one; its news go to the matchmaker."""
         if kind == "challengeDeclined":
             log.info("our challenge %s was declined (%s)", cid, str(ch.get("declineReasonKey"))[:20])
@@ -462,215 +444,22 @@ class Runner:
         else:
             mm.on_canceled(ch)
 
-    def _on_challenge(self, ch: dict[str, Any]) -> None:
+    def _on_challenge(self, ch: Challenge) -> None:
         user = ch.get("challenger")
         challenger = str(user.get("id", "")).lower() if isinstance(user, dict) else ""
         if ch.get("direction") == "out" or (challenger and challenger == self.me):
             return  # our own outgoing challenge
-        with self._inbox_cv:
-            if ch.get("id") in self._seen:
-                return  # sent again on reconnect: already answered or waiting for its answer
-            self._seen.add(ch.get("id"))
-            self._inbox.append(ch)
-            self._inbox_cv.notify()
-
-    # ------------------------------------------------------------ challenge desk
+        self.desk.offer(ch)
 
     def _slot_freed(self) -> None:
-        self._wake_desk()
+        """A slot may have freed: the desk's queue and the matchmaker look again."""
+        self.desk.wake()
         if self.matchmaker is not None:
             self.matchmaker.wake()
 
-    def _wake_desk(self) -> None:
-        with self._inbox_cv:
-            self._inbox_cv.notify_all()
-
-    def _desk(self) -> None:
-        """Answers challenges one at a time, in order: one request at a time on that endpoint, and a
-        429 pause holds only this thread, never the games. A queued challenge goes first once a slot
-        is free; one queued too long is declined."""
-        while not self.stop.is_set():
-            with self._inbox_cv:
-                item = self._next_for_desk()
-                while item is None and not self.stop.is_set():
-                    self._inbox_cv.wait(0.5)
-                    item = self._next_for_desk()
-                if item is None:
-                    return
-            ch, queued_at = item
-            try:
-                if queued_at is not None and self._waited_too_long(queued_at):
-                    self._decline_stale(ch)
-                    continue
-                answered = self._answer(ch, queued_at)
-            except Exception:  # noqa: BLE001 - a bug with one challenge must not stop all answers
-                log.exception("challenge %s: error while answering; skipped", ch.get("id"))
-                answered = True
-            if not answered:
-                with self._inbox_cv:
-                    if queued_at is None:
-                        self._inbox.appendleft(ch)  # answered again once the 429 pause is over
-                    else:
-                        self.queue.appendleft((ch, queued_at))
-
-    def _next_for_desk(self) -> tuple[dict[str, Any], float | None] | None:
-        """The oldest queued challenge if a slot is free (or it waited too long), else the next new
-        one; withdrawn challenges are dropped on the way. The caller holds `_inbox_cv`."""
-        if self.queue and (self.slots.free() or self._waited_too_long(self.queue[0][1])):
-            return self.queue.popleft()
-        while self._inbox:
-            ch = self._inbox.popleft()
-            if ch.get("id") not in self._cancelled:
-                return ch, None
-        return None
-
-    def _waited_too_long(self, queued_at: float) -> bool:
-        return time.monotonic() - queued_at > self.cfg.challenge.queue_max_wait_s
-
-    def _decline_stale(self, ch: dict[str, Any]) -> None:
-        cid = str(ch.get("id"))
-        decision = Decision(False, "later", "challenge.queue_max_wait_s",
-                            f"waited {self.cfg.challenge.queue_max_wait_s} s for a free slot")
-        log.info("challenge %s: %s", cid, decision)
-        self.answers[cid] = decision
-        self._send_decline(cid, decision)
-
-    def _queue(self, ch: dict[str, Any], queued_at: float | None) -> bool:
-        """Keep a challenge that was declined only for want of a slot; False when the queue is full.
-        The caller holds no lock."""
-        with self._inbox_cv:
-            if queued_at is not None:
-                self.queue.appendleft((ch, queued_at))  # its turn came and went: it stays first
-                return True
-            if len(self.queue) >= self.cfg.challenge.queue_size:
-                return False
-            self.queue.append((ch, time.monotonic()))
-            position = len(self.queue)
-        log.info("challenge %s: every game slot is taken; waiting in the queue (%d of at most %d)",
-                 ch.get("id"), position, self.cfg.challenge.queue_size)
-        return True
-
-    def _answer(self, ch: dict[str, Any], queued_at: float | None = None) -> bool:
-        """Decide and send the answer; False when it must be sent again (HTTP 429). `queued_at` is set
-        for a challenge that waited in the queue."""
-        cid = str(ch.get("id"))
-        try:
-            summary = describe(ch)
-            blocked_s = self.bot_quota.remaining()
-            by_user = self._games_by_user()
-            claim = self.correspondence.claim if is_correspondence(ch) else self.slots.claim
-            if self.no_new_games.is_set():  # draining: the challenger may try again after the restart
-                decision = Decision(False, "later", "stopping", "the bot takes no new games before it exits")
-            else:
-                decision = claim(cid, lambda busy: decide(ch, self.cfg.challenge, busy, blocked_s, by_user))
-        except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
-            # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
-            # is declined, so the challenger still gets an answer.
-            summary = cid
-            decision = Decision(False, "generic", "challenge", f"unreadable challenge ({type(e).__name__}: "
-                                f"{str(e)[:80]})")
-        if decision.rule == "challenge.concurrency" and self._queue(ch, queued_at):
-            return True
-        log.info("challenge %s: %s", summary, decision)
-        self.answers[cid] = decision
-        if decision.accept:
-            challenger = ch.get("challenger") or {}
-            self._accepted_from[cid] = str(challenger.get("id") or challenger.get("name") or "").lower()
-        try:
-            if decision.accept:
-                self.li.accept(cid)
-            else:
-                self.li.decline(cid, decision.reason or "generic")
-        except QuotaReached as e:
-            self._undo(cid, decision)
-            self._quota_reached(cid, e)
-        except RateLimited as e:
-            log.warning("challenge %s: %s; answering again after the pause", cid, e)
-            self._undo(cid, decision)
-            return False
-        except Stopped:
-            self._undo(cid, decision)
-            return True
-        except ClientError as e:
-            self._undo(cid, decision)
-            if queued_at is not None and decision.accept:  # expired or withdrawn while it waited
-                log.info("challenge %s: no longer open on the server (%s); dropped", cid, e)
-            else:
-                log.warning("challenge %s: answer failed (%s)", cid, e)
-        except LichessError as e:
-            self._undo(cid, decision)
-            self._answer_again_later(ch, e)
-        return True
-
-    def _answer_again_later(self, ch: dict[str, Any], e: LichessError) -> None:
-        """An answer that did not reach the server: the challenge goes back to the desk after a wait,
-        a few times; then a resend of it by the event stream (when it reconnects) is taken again."""
-        cid = str(ch.get("id"))
-        self._failed_answers[cid] += 1
-        if self._failed_answers[cid] > ANSWER_AGAIN or self.stop.is_set():
-            log.warning("challenge %s: answer failed (%s); left to the event stream's next resend", cid, e)
-            with self._inbox_cv:
-                self._seen.discard(cid)
-            return
-        delay = min(ANSWER_AGAIN_S, self.cfg.network.backoff_max_s)
-        log.warning("challenge %s: answer failed (%s); answering again in %.1f s", cid, e, delay)
-
-        def again() -> None:
-            with self._inbox_cv:
-                if cid not in self._cancelled:
-                    self._inbox.append(ch)
-                    self._inbox_cv.notify()
-
-        timer = threading.Timer(delay, again)
-        timer.daemon = True
-        timer.start()
-
-    def _games_by_user(self) -> collections.Counter[str]:
-        """The opponents of the games in progress (running, or accepted and not started yet), by lower-
-        case user id: challenge.max_games_per_user counts them."""
-        with self._games_lock:
-            # A finished game's thread may still be saying goodbye: it is not in progress any more.
-            running = {gid: g.opponent.lower() for gid, g in self.games.items()
-                       if g.alive and not g.finished.is_set()}
-        users: collections.Counter[str] = collections.Counter()
-        for gid, name in running.items():
-            users[self._accepted_from.get(gid, name)] += 1
-        for cid, uid in list(self._accepted_from.items()):
-            if cid in running:
-                continue
-            if self.slots.holds(cid) and not (cid in self.games and self.games[cid].finished.is_set()):
-                users[uid] += 1
-            else:  # the game is over, or the acceptance was undone or expired
-                del self._accepted_from[cid]
-        return users
-
-    def _send_decline(self, cid: str, decision: Decision) -> None:
-        try:
-            self.li.decline(cid, decision.reason or "generic")
-        except LichessError as e:
-            log.warning("challenge %s: decline failed (%s)", cid, e)
-
-    def _quota_reached(self, cid: str, e: QuotaReached) -> None:
-        """Lichess refused the game for its daily quota of games between bots. Asking again would
-        only be refused again: the challenge gets `later`, and while our own quota is used up every
-        bot's challenge does too (humans are still accepted)."""
-        if e.ours:
-            self.bot_quota.block(e.seconds)
-        whose = "our" if e.ours else "the challenger's"
-        log.warning("challenge %s: Lichess refuses the game: %s daily quota of games against bots is used "
-                    "up for %.0f s (%s); declining it with 'later'", cid, whose, e.seconds, e)
-        decision = Decision(False, "later", "lichess.bot_games_per_day", f"{whose} quota is used up")
-        self.answers[cid] = decision
-        self._send_decline(cid, decision)
-
-    def _undo(self, cid: str, decision: Decision) -> None:
-        if decision.accept:
-            self.slots.release(cid)
-            self.correspondence.unclaim(cid)
-
     # ------------------------------------------------------------ games
 
-    def start_game(self, gid: str, info: dict[str, Any] | None = None) -> None:
+    def start_game(self, gid: str, info: GameInfo | None = None) -> None:
         """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time
         game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py."""
         if is_correspondence(info):
@@ -740,11 +529,6 @@ class Runner:
         """The real-time games running now (the console's status, abort and resign)."""
         return self._realtime_games()
 
-    def queued(self) -> list[str]:
-        """The ids of the challenges waiting for a slot, oldest first."""
-        with self._inbox_cv:
-            return [str(ch.get("id")) for ch, _ in self.queue]
-
     def _visiting(self) -> bool:
         with self._games_lock:
             return any(g.alive and g.visit for g in self.games.values())
@@ -753,6 +537,16 @@ class Runner:
         """The names of the opponents of the games running now."""
         with self._games_lock:
             return {g.opponent.lower() for g in self.games.values() if g.alive}
+
+    def _games_now(self) -> tuple[dict[str, str], set[str]]:
+        """For the desk's challenge.max_games_per_user: the opponents (lower case) of the games in
+        progress by game id, and the ids of the games the server has finished."""
+        with self._games_lock:
+            # A finished game's thread may still be saying goodbye: it is not in progress any more.
+            running = {gid: g.opponent.lower() for gid, g in self.games.items()
+                       if g.alive and not g.finished.is_set()}
+            over = {gid for gid, g in self.games.items() if g.finished.is_set()}
+        return running, over
 
     def threads_per_game(self) -> int:
         """engine.threads (0: the cores this process may use) shared by challenge.concurrency games, at
