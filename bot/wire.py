@@ -90,6 +90,7 @@ class Challenge(TypedDict, total=False):
     timeControl: TimeControl
     color: str
     finalColor: str
+    perf: dict[str, str]  # icon, name
     direction: Literal["in", "out"]
     initialFen: str
     rematchOf: str
@@ -98,6 +99,13 @@ class Challenge(TypedDict, total=False):
 
 
 # ---------------------------------------------------------------- games between moves
+
+
+class Compat(TypedDict, total=False):
+    """Which APIs can play the game (GameCompat)."""
+
+    bot: bool
+    board: bool
 
 
 class GameStatus(TypedDict, total=False):
@@ -139,6 +147,8 @@ class GameInfo(TypedDict, total=False):
     isMyTurn: bool
     secondsLeft: int
     winner: Literal["white", "black"]
+    ratingDiff: int
+    compat: Compat
     tournamentId: str
 
 
@@ -176,7 +186,7 @@ class Event(TypedDict, total=False):
     type: Required[str]
     challenge: Challenge
     game: GameInfo
-    compat: dict[str, bool]
+    compat: Compat
 
 
 # ---------------------------------------------------------------- one game's stream
@@ -200,6 +210,13 @@ class Clock(TypedDict, total=False):
     increment: int
 
 
+class Expiration(TypedDict, total=False):
+    """Before each side's first move: the game is aborted when `idleMillis` reaches `millisToMove`."""
+
+    idleMillis: int
+    millisToMove: int
+
+
 class GameState(TypedDict, total=False):
     """A gameState line (GameStateEvent), and the `state` inside a gameFull. Times in milliseconds;
     `moves` in UCI, space separated; a draw or takeback flag is present only while it is offered."""
@@ -216,6 +233,7 @@ class GameState(TypedDict, total=False):
     bdraw: bool
     wtakeback: bool
     btakeback: bool
+    expiration: Expiration
 
 
 class GameFull(TypedDict, total=False):
@@ -227,6 +245,7 @@ class GameFull(TypedDict, total=False):
     variant: Variant
     clock: Clock | None
     speed: str
+    perf: dict[str, str]  # name
     rated: bool
     createdAt: int
     white: GamePlayer
