@@ -312,7 +312,7 @@ class Lichess:
         data = self._call("account", lambda: self._raw.get("/api/account"), retries=self.net.retries)
         if not isinstance(data, dict):
             raise TransientError(f"/api/account answered {repr(data)[:60]} instead of an account")
-        return data
+        return cast(Account, data)
 
     def upgrade_to_bot(self) -> None:
         self._call("account", self.client.account.upgrade_to_bot, retries=0)
@@ -324,7 +324,7 @@ class Lichess:
         games = data.get("nowPlaying") if isinstance(data, dict) else None
         if not isinstance(games, list):
             raise TransientError(f"/api/account/playing answered {repr(data)[:60]} without a game list")
-        return [g for g in games if isinstance(g, dict)]
+        return [cast(GameInfo, g) for g in games if isinstance(g, dict)]
 
     def accept(self, challenge_id: str) -> None:
         self._call("challenge", lambda: self.client.bots.accept_challenge(challenge_id))
@@ -357,7 +357,7 @@ class Lichess:
                 bad += 1
                 continue
             if isinstance(user, dict) and isinstance(user.get("id"), str) and user["id"]:
-                bots.append(user)
+                bots.append(cast(User, user))
             else:
                 bad += 1
         return bots, bad
@@ -450,7 +450,7 @@ class Lichess:
         data = self._call(self.TOURNAMENT, lambda: self._raw.get(f"/api/tournament/{tournament_id}"))
         if not isinstance(data, dict):
             raise TransientError(f"/api/tournament/{tournament_id} answered {repr(data)[:60]}")
-        return data
+        return cast(Arena, data)
 
     def swiss_exists(self, tournament_id: str) -> bool:
         """`GET /api/swiss/{id}`: True when a Swiss tournament has this id (404: False)."""
@@ -542,7 +542,7 @@ class Lichess:
             f"stream:{game_id}", lambda: self._raw.get(f"/api/bot/game/stream/{game_id}", stream=True), stop,
             max_refusals=3))
 
-    def _stream(self, kind: str, open_stream: Callable[[], Iterator[dict[str, Any]]],
+    def _stream(self, kind: str, open_stream: Callable[[], Iterator[Any]],
                 stop: threading.Event, max_refusals: int | None = None, window: ConnectWindow | None = None,
                 stable_s: float = 0.0) -> Iterator[dict[str, Any]]:
         """Yield a stream's items forever, reconnecting with backoff; stop when `stop` is set.

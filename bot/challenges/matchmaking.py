@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import MatchmakingConfig
 from bot.lichess import BotQuota, ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped
-from bot.wire import Account, Challenge, User
+from bot.wire import Account, Challenge, ChallengeUser, User
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot.challenges.slots import Slots
@@ -386,13 +386,13 @@ class Matchmaker:
     def _created(self, ch: Challenge) -> None:
         """Our challenge as the event stream announces it: gives the id if the POST's answer was lost."""
         p, cid = self.pending, ch.get("id")
-        dest = ch.get("destUser") if isinstance(ch.get("destUser"), dict) else {}
+        dest = _dest(ch)
         to = str(dest.get("id", "")).lower()
         if p is not None and p.cid is None and isinstance(cid, str) and to == p.bot:
             self._name_pending(p, cid)
 
     def _declined(self, ch: Challenge) -> None:
-        dest = ch.get("destUser") if isinstance(ch.get("destUser"), dict) else {}
+        dest = _dest(ch)
         bot, offer = str(dest.get("id", "")).lower(), offer_of(ch)
         key = str(ch.get("declineReasonKey") or "generic").lower()
         self.stats[f"declined:{key}"] += 1
@@ -553,6 +553,12 @@ class Matchmaker:
             log.info("matchmaking: %s has used up its daily quota of bot games; not asked for %.0f s", bot,
                      e.seconds)
             self._last_try = 0.0  # another bot may be asked at once
+
+
+def _dest(ch: Challenge) -> ChallengeUser:
+    """The challenged user of a challenge, {} when it has none (or not an object)."""
+    dest = ch.get("destUser")
+    return dest if isinstance(dest, dict) else {}
 
 
 def challenge_id(data: Any) -> str | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config import PLAYABLE_VARIANTS, SPEEDS, ChallengeConfig
+from bot.wire import Challenge
 from engine.board import rules_board
 
 
@@ -44,7 +45,7 @@ def is_correspondence(info: Any) -> bool:
     return isinstance(info, dict) and info.get("speed") == "correspondence"
 
 
-def describe(ch: dict[str, Any]) -> str:
+def describe(ch: Challenge) -> str:
     """One-line summary of a challenge for the log."""
     user = ch.get("challenger") or {}
     tc = ch.get("timeControl") or {}
@@ -60,7 +61,7 @@ def describe(ch: dict[str, Any]) -> str:
             f"({(ch.get('variant') or {}).get('key')} {ch.get('speed')} {clock} {mode})")
 
 
-def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
+def decide(ch: Challenge, cfg: ChallengeConfig, games_in_progress: int,
            bot_games_blocked_s: float = 0.0, games_by_user: Mapping[str, int] | None = None) -> Decision:
     """Decide one incoming challenge. `games_in_progress` counts accepted and running games of the
     challenge's kind: real-time ones against `concurrency`, correspondence ones (which hold no slot,
@@ -90,12 +91,12 @@ def decide(ch: dict[str, Any], cfg: ChallengeConfig, games_in_progress: int,
     return accept("challenge", "every rule passed")
 
 
-def _user_id(ch: dict[str, Any]) -> str:
+def _user_id(ch: Challenge) -> str:
     user = ch.get("challenger") or {}
     return str(user.get("id") or user.get("name") or "").lower()
 
 
-def _users(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _users(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     uid = _user_id(ch)
     if uid in cfg.block_list:
         return decline("generic", "challenge.block_list", f"{uid} is blocked")
@@ -104,11 +105,11 @@ def _users(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return None
 
 
-def _is_bot(ch: dict[str, Any]) -> bool:
+def _is_bot(ch: Challenge) -> bool:
     return (ch.get("challenger") or {}).get("title") == "BOT"
 
 
-def _kind_of_player(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _kind_of_player(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     is_bot = _is_bot(ch)
     if is_bot and not cfg.accept_bots:
         return decline("noBot", "challenge.accept_bots", "the challenger is a bot")
@@ -117,7 +118,7 @@ def _kind_of_player(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None
     return None
 
 
-def _variant(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _variant(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     key = (ch.get("variant") or {}).get("key", "standard")
     if key in cfg.variants:
         return None
@@ -127,7 +128,7 @@ def _variant(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return decline("variant", "challenge.variants", f"{key} is not in {cfg.variants}")
 
 
-def _position(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _position(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     """A "From Position" game must start from a position the engine can play: read as Lichess reads
     it (castling rights of rooks off their corners included), and legal. Declined up front, since a
     game accepted and then not played is lost on time."""
@@ -149,7 +150,7 @@ def _position(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return decline(reason, "engine", f"{why}: {str(fen)[:90]}")
 
 
-def _speed(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _speed(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     speed = ch.get("speed")
     if speed in cfg.speeds:
         return None
@@ -166,7 +167,7 @@ def _speed(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return decline(reason, "challenge.speeds", f"{speed} is not in {cfg.speeds}")
 
 
-def _clock(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _clock(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     tc = ch.get("timeControl") or {}
     kind = tc.get("type")
     if kind == "clock":
@@ -191,7 +192,7 @@ def _clock(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return None
 
 
-def _bot_bullet(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _bot_bullet(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     """Bot farms play 1+0 all day: from a bot, bullet only with an increment."""
     tc = ch.get("timeControl") or {}
     if (cfg.bot_bullet_needs_increment and _is_bot(ch) and ch.get("speed") == "bullet"
@@ -201,7 +202,7 @@ def _bot_bullet(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return None
 
 
-def _rating(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _rating(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     """The challenger's rating as the challenge shows it: Lichess gives the rating in the challenge's
     own perf (its speed, or its variant). A window with no rating to compare is a decline."""
     if cfg.min_rating is None and cfg.max_rating is None:
@@ -217,7 +218,7 @@ def _rating(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
     return None
 
 
-def _mode(ch: dict[str, Any], cfg: ChallengeConfig) -> Decision | None:
+def _mode(ch: Challenge, cfg: ChallengeConfig) -> Decision | None:
     mode = "rated" if ch.get("rated") else "casual"
     if mode in cfg.modes:
         return None

@@ -410,7 +410,7 @@ class Runner:
         elif kind in ("gameStart", "gameFinish"):
             game = event.get("game")
             gid = event_id(game, "gameId", "id")
-            if gid is None:
+            if gid is None or game is None:
                 log.warning("%s event without a usable game id skipped: %s", kind, repr(event)[:100])
                 return
             if kind == "gameStart":
