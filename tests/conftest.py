@@ -13,21 +13,23 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
 
 # The files with the longest tests (measured), started first so that no worker is left running one of
 # them alone at the end; the others keep their order. A file missing here only starts later.
+# Paths relative to tests/, since two folders may hold files of the same name.
 LONGEST_FIRST = (
-    "test_tools_soak.py",
-    "test_deploy_dyno.py",
-    "test_reliability_stream_fuzz.py",
-    "test_bot_process.py",
-    "test_reliability_kill.py",
-    "test_bot_config.py",
-    "test_engine_traces.py",
-    "test_engine_c_games.py",
-    "test_engine_fuzz.py",
-    "test_engine_oracle.py",
+    "tools/test_soak.py",
+    "e2e/test_deploy_dyno.py",
+    "bot/games/test_stream_fuzz.py",
+    "e2e/test_process.py",
+    "e2e/test_kill.py",
+    "bot/test_config.py",
+    "engine/test_traces.py",
+    "engine/test_c_games.py",
+    "engine/test_fuzz.py",
+    "engine/test_oracle.py",
 )
 
 
@@ -42,7 +44,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep order
+    # sort is stable: the other files keep their order
+    items.sort(key=lambda item: first.get(item.path.resolve().relative_to(TESTS).as_posix(), len(first)))
 
 
 def numba_cache_env() -> dict[str, str]:
@@ -76,9 +79,9 @@ def _records_outside_the_repo(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def bot_for(sandbox):
-    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/test_bot_e2e.py) on the test
+    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/e2e/test_runner.py) on the test
     module's `sandbox`; stopped at the end of the test, after which the sandbox must have no error."""
-    from tests.test_bot_e2e import Bot, make_config
+    from tests.e2e.test_runner import Bot, make_config
 
     bots = []
 
