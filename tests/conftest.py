@@ -8,7 +8,6 @@ whichever worker is free, the files with the longest tests first.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -48,14 +47,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: first.get(item.path.resolve().relative_to(TESTS).as_posix(), len(first)))
 
 
-def numba_cache_env() -> dict[str, str]:
-    """For a process started with an environment made from scratch: this run's NUMBA_CACHE_DIR, where
-    pytest_sessionstart left the compiled search. Without it, `python -m bot` looks beside the source
-    (engine/__pycache__), which in a fresh clone is empty: each such process compiled the search again
-    (7-8 s of CPU, several at once on the workers)."""
-    return {"NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"]} if os.environ.get("NUMBA_CACHE_DIR") else {}
-
-
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
@@ -79,9 +70,9 @@ def _records_outside_the_repo(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def bot_for(sandbox):
-    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/e2e/test_runner.py) on the test
+    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/helpers/bots.py) on the test
     module's `sandbox`; stopped at the end of the test, after which the sandbox must have no error."""
-    from tests.e2e.test_runner import Bot, make_config
+    from tests.helpers.bots import Bot, make_config
 
     bots = []
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from bot.config import ConfigError, chat_text, config_from_dict, dump, load_config
-from tests.conftest import numba_cache_env
 from tests.helpers import ROOT
+from tests.helpers.process import numba_cache_env
 
 
 def test_defaults_are_valid_and_sensible():

@@ -18,9 +18,9 @@ from bot.config import CONFIG_PATH_ENV, CONFIG_YAML_ENV, TOKEN_ENV, ConfigError,
 from bot.process import numba_cache
 from bot.process.runner import Runner
 from bot.sandbox import RandomOpponent, Sandbox
-from tests.conftest import numba_cache_env
-from tests.e2e.test_runner import make_config
 from tests.helpers import ROOT
+from tests.helpers.bots import make_config
+from tests.helpers.process import numba_cache_env
 
 # ---------------------------------------------------------------- where the settings come from
 

@@ -15,7 +15,7 @@ from bot.challenges.slots import Slots
 from bot.config import ConfigError, config_from_dict, dump
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.opponents import Move
-from tests.e2e.test_process import ResignsAfter, run_bot, start_bot, stop, write_config
+from tests.helpers.process import ResignsAfter, run_bot, start_bot, stop, write_config
 
 
 def join(cfg, *args: str):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
-from tests.e2e.test_runner import Bot, legal_replay, make_config
+from tests.helpers.bots import Bot, legal_replay, make_config
 from tools.services_run import bot_moves
 
 pytestmark = pytest.mark.slow

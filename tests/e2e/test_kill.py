@@ -16,7 +16,7 @@ import time
 import pytest
 
 from bot.sandbox import RandomOpponent, Sandbox
-from tests.e2e.test_process import start_bot, stop, write_config
+from tests.helpers.process import start_bot, stop, write_config
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import pytest
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from bot.sandbox.faults import EndStream
-from tests.e2e.test_runner import Bot, make_config
+from tests.helpers.bots import Bot, make_config
 
 pytestmark = pytest.mark.slow
 

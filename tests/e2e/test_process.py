@@ -6,7 +6,6 @@ HTTP through berserk, exactly as it would talk to Lichess.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import subprocess
@@ -15,60 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox
-from bot.sandbox.opponents import Resign
-from tests.helpers import ROOT
+from tests.helpers.process import ResignsAfter, bot_env, run_bot, start_bot, stop, write_config
 
 pytestmark = pytest.mark.slow
 
 SECRET = "lip_S3cretTokenValue42"
-
-
-def write_config(tmp_path: Path, sb: Sandbox | None, **sections) -> Path:
-    data = {
-        "engine": {"hash_total_mb": 1},
-        "time": {"fixed_nodes": 1500},
-        "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5},
-        "game": {"abort_after_s": 0},
-    }
-    if sb is not None:
-        data.update(url=sb.url, token=sb.token)
-    for key, value in sections.items():
-        if isinstance(value, dict):
-            data.setdefault(key, {}).update(value)
-        else:
-            data[key] = value
-    path = tmp_path / "config.yml"
-    path.write_text(yaml.safe_dump(data))
-    return path
-
-
-def bot_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "LICHESS_BOT_TOKEN"}
-    env["PYTHONPATH"] = str(ROOT)
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-def start_bot(config: Path, *args: str, log: Path) -> subprocess.Popen:
-    out = log.open("ab")
-    return subprocess.Popen([sys.executable, "-m", "bot", "--config", str(config), *args],
-                            stdout=out, stderr=subprocess.STDOUT, env=bot_env(), cwd=config.parent)
-
-
-def run_bot(config: Path, *args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bot", "--config", str(config), *args], input=stdin,
-                          capture_output=True, text=True, env=bot_env(), cwd=config.parent, timeout=timeout)
-
-
-def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> tuple[int, float]:
-    """Send `sig`; return (exit code, seconds it took to exit)."""
-    sent = time.monotonic()
-    proc.send_signal(sig)
-    code = proc.wait(timeout=25)
-    return code, time.monotonic() - sent
 
 
 # ---------------------------------------------------------------- signals and restarts
@@ -113,17 +65,6 @@ def test_sigterm_mid_search_then_restart_resumes_the_game(tmp_path):
         assert code == 0 and took < 20
         assert sb.game(gid).rejected_moves == []
         assert "resuming" in log.read_text()
-
-
-class ResignsAfter(RandomOpponent):
-    """Random moves, then resigns once the game has `plies` moves."""
-
-    def __init__(self, plies: int, think_s: float):
-        super().__init__(seed=4, think_s=think_s)
-        self.plies = plies
-
-    def act(self, view):
-        return Resign() if len(view.moves) >= self.plies else super().act(view)
 
 
 def test_first_ctrl_c_finishes_the_running_game_then_exits(tmp_path):

@@ -17,8 +17,8 @@ from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond, Sandbox
 from bot.sandbox.opponents import Action, Idle, Move, OpponentView
 from bot.sources.tablebase import SyzygySource
 from engine.syzygy import SyzygyTables
-from tests.bot.sources.test_tablebase import DATA, KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, SLACK_MS
-from tests.e2e.test_runner import Bot, legal_replay, make_config
+from tests.helpers.bots import Bot, legal_replay, make_config
+from tests.helpers.tablebase import KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, SLACK_MS, SYZYGY
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ FROM_ENGINE = re.compile(r"game (\w+): ply \d+ (\S+) score ")
 
 @pytest.fixture
 def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=4, tablebase_dir=str(DATA)) as sb:
+    with Sandbox(keepalive_s=1.0, seed=4, tablebase_dir=str(SYZYGY)) as sb:
         yield sb
 
 
@@ -52,7 +52,7 @@ class TablebaseOpponent(Opponent):
     """Defends (or attacks) from the same tables, offering a draw with every move if asked to."""
 
     def __init__(self, offer_draw: bool = False):
-        self.tables = SyzygyTables(DATA)
+        self.tables = SyzygyTables(SYZYGY)
         self.source = SyzygySource(self.tables)
         self.offer_draw = offer_draw
 
@@ -158,7 +158,7 @@ def test_a_tablebase_loss_resigns_only_when_asked(sandbox, bot_for, by_verdict):
 
 def test_local_syzygy_files_play_without_the_online_service(sandbox, bot_for, caplog):
     caplog.set_level(logging.INFO)
-    bot = bot_for(tablebase={"syzygy_path": str(DATA), "enabled": False})
+    bot = bot_for(tablebase={"syzygy_path": str(SYZYGY), "enabled": False})
     assert [s.name for s in bot.runner.sources] == ["book", "syzygy"]  # the book is on by default
     gid = sandbox.start_game(RandomOpponent(seed=3), bot_color="white", initial_fen=KQK)
     assert sandbox.wait_game_over(gid, timeout=60) == "mate"
@@ -172,7 +172,7 @@ def test_local_syzygy_files_play_without_the_online_service(sandbox, bot_for, ca
 def test_tables_that_cannot_be_opened_stop_the_start_naming_the_key(sandbox, tmp_path):
     tables = tmp_path / "syzygy"
     tables.mkdir()
-    (tables / "KQvK.rtbw").write_bytes((DATA / "KQvK.rtbw").read_bytes())
+    (tables / "KQvK.rtbw").write_bytes((SYZYGY / "KQvK.rtbw").read_bytes())
     cfg = make_config(sandbox, tablebase={"syzygy_path": str(tables)})
     shutil.rmtree(tables)  # gone between the config check and the start
     bot = Bot(cfg)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine import bench
-from tests.engine.test_traces import parse_trace
+from tests.helpers.engine import parse_trace
 
 
 def test_bench_node_counts_are_deterministic_and_match_the_original(data_dir: Path, capsys) -> None:

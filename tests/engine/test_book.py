@@ -18,8 +18,8 @@ import chess.polyglot
 import pytest
 
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
-from tests.engine.test_uci import RawUci
 from tests.helpers import ROOT
+from tests.helpers.uci import RawUci
 from tools import book_build
 
 KINGS_READY = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"   # both sides may castle both ways

@@ -15,8 +15,8 @@ import pytest
 
 from engine import Engine
 from engine.board import move_text, rules_board, umax_can_castle
+from tests.helpers.engine import FRC_F_ROOKS
 
-FRC_F_ROOKS = "4kr2/pppppppp/8/8/8/8/PPPPPPPP/4KR2 w Kk - 0 1"
 LICHESS_BOT_1146 = "rbqnkrbn/pppppppp/8/8/8/8/PPPPPPPP/RBQ1KRBN w KQkq - 0 1"
 
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from engine import Engine, IllegalMove
 from engine.board import rules_board
-from tests.engine.test_oracle import legal_texts
+from tests.helpers.engine import legal_texts
 
 POSITIONS = [
     chess.STARTING_FEN,

@@ -17,6 +17,7 @@ import chess
 import pytest
 
 from engine import Engine
+from tests.helpers.engine import REPEAT_FEN
 
 
 def _legal(board: chess.Board, uci: str) -> bool:
@@ -46,9 +47,6 @@ def test_every_position_of_the_game_is_locked_as_a_draw() -> None:
         assert (int(entry["K"]), int(entry["D"]), int(entry["V"])) == (z, 99, 0)
         x = int(entry["X"])
         assert x & 8 and x & 128, "a root store carries both bound bits"
-
-
-REPEAT_FEN = "q3k3/8/b7/8/8/6p1/6P1/7K w - - 0 1"  # White can only shuffle Kh1-g1, a bishop and queen down
 
 
 def test_a_line_back_into_the_game_history_scores_as_a_draw() -> None:

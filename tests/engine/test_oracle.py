@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, IllegalMove
+from tests.helpers.engine import legal_texts
 
 NO_SQUARE = 128  # the original's "no square" (S) for O
 CASTLING_TEXTS = ("e1g1", "e1h1", "e1c1", "e1a1", "e8g8", "e8h8", "e8c8", "e8a8")
@@ -122,16 +123,6 @@ def o_after(board: chess.Board, move: chess.Move) -> int:
     if board.piece_type_at(move.from_square) == chess.PAWN and abs(move.to_square - move.from_square) == 16:
         return sq88((move.from_square + move.to_square) // 2)
     return NO_SQUARE
-
-
-def legal_texts(board: chess.Board) -> set[str]:
-    """Every string play() must accept here: UCI of each legal move, castling also as king-takes-rook."""
-    texts = set()
-    for move in board.legal_moves:
-        texts.add(move.uci())
-        if board.is_castling(move):
-            texts.add(board.uci(move, chess960=True))
-    return texts
 
 
 def assert_in_sync(eng: Engine, oracle: chess.Board, o_expected: int | None, ctx: object) -> None:

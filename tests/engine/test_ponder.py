@@ -6,19 +6,12 @@ import random
 import time
 
 import chess
-import numpy as np
 import pytest
 
 from engine import Engine, IllegalMove, Limits
+from tests.helpers.engine import locks
 
 MATE_IN_1 = "6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"   # Ra8#
-
-
-def locks(eng: Engine) -> dict[int, tuple[int, ...]]:
-    """Every locked (depth 99) entry of the table: slot -> (K, V, X, Y, D)."""
-    table = eng.table
-    return {int(i): tuple(int(table[name][i]) for name in ("K", "V", "X", "Y", "D"))
-            for i in np.nonzero(table["D"] == 99)[0]}
 
 
 def state(eng: Engine) -> tuple:

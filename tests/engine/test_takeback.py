@@ -15,9 +15,7 @@ import pytest
 
 from engine import Engine, Limits
 from engine.search import G_BUDGET
-from tests.engine.test_frc_castling import FRC_F_ROOKS
-from tests.engine.test_keephash import REPEAT_FEN
-from tests.engine.test_ponder import locks
+from tests.helpers.engine import FRC_F_ROOKS, REPEAT_FEN, locks
 
 # The opponent's moves, each played when legal (else the first legal move in UCI order).
 OPPONENT = ["e7e5", "b8c6", "g8f6", "f8c5", "d7d6", "c8g4", "d8e7"]

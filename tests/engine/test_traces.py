@@ -8,7 +8,6 @@ budget of N < 20000 there is node_budget=19872 here.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -16,24 +15,7 @@ import pytest
 
 from engine import Engine
 from engine.keys import key_words, original_table
-
-ITER = re.compile(r"\s+iter d=\s*(\d+) N=\s*(\d+) score=\s*(-?\d+) best=(\w+)")
-SEARCH = re.compile(r"search\s+(\d+) \w: (\w+) played nodes=(\d+) .*?Q=(-?\d+) O=(-?\d+) R=(-?\d+) "
-                    r"J=(-?\d+) Z=(-?\d+)")
-
-
-def parse_trace(path: Path) -> list[dict]:
-    searches, iters = [], []
-    for line in path.read_text().splitlines():
-        if m := ITER.match(line):
-            iters.append((int(m[1]), int(m[2]) - 128, int(m[3]), m[4]))
-        elif m := SEARCH.match(line):
-            searches.append({
-                "n": int(m[1]), "move": m[2], "nodes": int(m[3]), "iterations": iters,
-                "globals": dict(zip("QORJZ", map(int, m.group(4, 5, 6, 7, 8)), strict=True)),
-            })
-            iters = []
-    return searches
+from tests.helpers.engine import parse_trace
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import io
 import os
-import queue
 import re
-import subprocess
-import sys
-import threading
 import time
 
 import chess
@@ -29,8 +25,8 @@ from engine.uci import (
     uci_score,
 )
 from tests.helpers import ROOT
+from tests.helpers.uci import UCI_CMD, RawUci
 
-UCI_CMD = [sys.executable, "-m", "engine", "uci"]
 MATE_IN_1 = "6k1/8/6K1/8/8/8/8/R7 w - - 0 1"      # Ra8#
 MATE_IN_2 = "7k/8/5K2/8/8/8/8/R7 w - - 0 1"       # 1.Kg6 Kg8 2.Ra8#
 STALEMATED = "7k/8/8/8/8/8/5q2/7K w - - 0 1"      # white to move has no move
@@ -46,48 +42,6 @@ def uci() -> chess.engine.SimpleEngine:
     eng = chess.engine.SimpleEngine.popen_uci(UCI_CMD, cwd=ROOT, timeout=120)
     yield eng
     eng.quit()
-
-
-class RawUci:
-    """The engine on raw pipes: send lines, wait for lines."""
-
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen(UCI_CMD, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE)
-        self.lines: queue.Queue[str | None] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for raw in self.proc.stdout:
-            self.lines.put(raw.decode("utf-8", "replace").rstrip("\n"))
-        self.lines.put(None)
-
-    def send(self, data: str | bytes) -> None:
-        self.proc.stdin.write(data if isinstance(data, bytes) else (data + "\n").encode())
-        self.proc.stdin.flush()
-
-    def expect(self, prefix: str, timeout: float = 30.0) -> list[str]:
-        """Lines up to and including the first one that starts with ``prefix``."""
-        got, deadline = [], time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"no {prefix!r} within {timeout} s; got {got}") from None
-            if line is None:
-                raise AssertionError(f"engine exited waiting for {prefix!r}; got {got}")
-            got.append(line)
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return got
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            pipe.close()
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from bot.sandbox import (
 )
 from bot.sandbox.chaos import GAME_STATE, GAME_STREAMS, Chaos, ChaosConfig, check_rate_limits, request_kind
 from bot.sandbox.testing import Reader, client_for
-from tests.e2e.test_runner import Bot, make_config
+from tests.helpers.bots import Bot, make_config
 from tools.soak import NORMAL_END, SoakOptions, bot_env, run
 from tools.soak_checks import Checks, check_chat, check_offers, check_records
 

@@ -16,7 +16,7 @@ from bot.challenges.matchmaking import DAY, HOUR, DeclineMemory, Offer, candidat
 from bot.challenges.slots import Slots
 from bot.config import config_from_dict
 from bot.sandbox import AcceptAll, DeclineFast, NeverAnswers, Sandbox, ScriptedOpponent
-from tests.e2e.test_runner import Bot, make_config
+from tests.helpers.bots import Bot, make_config
 
 # ---------------------------------------------------------------- unit: memory and filter
 

@@ -16,7 +16,7 @@ from bot.config import ChatConfig, config_from_dict
 from bot.games.chat import BadLine, Commands, Line, Outbox, Search, read_line, version
 from bot.lichess import Lichess
 from bot.sandbox import Drop, IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
-from tests.bot.games.test_game import full, make_game, state
+from tests.helpers.games import full, make_game, state
 
 ME, OPPONENT = "umax-bot", "alice"
 SEARCH = Search("e2e4", 26, 7, 12345)

@@ -1,6 +1,6 @@
 """Game records (bot/games/records.py): the PGN of every finished game, read back with python-chess.
 
-The end-to-end tests run the real Runner against the sandbox (helpers of tests/e2e/test_runner.py) and
+The end-to-end tests run the real Runner against the sandbox (tests/helpers/bots.py) and
 read the file the bot wrote with chess.pgn.read_game.
 """
 
@@ -18,7 +18,7 @@ from bot.config import RecordsConfig
 from bot.games import records
 from bot.sandbox import RandomOpponent, Sandbox, ScriptedOpponent
 from engine.board import rules_board
-from tests.e2e.test_runner import Bot, make_config
+from tests.helpers.bots import Bot, make_config
 
 EVAL = re.compile(r"\[%eval -?\d+\.\d\d,\d+\]")
 CLK = re.compile(r"\[%clk \d+:\d\d:\d\d\]")

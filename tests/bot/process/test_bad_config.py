@@ -22,8 +22,8 @@ import pytest
 
 from bot.config import TOKEN_ENV
 from bot.process import cli
-from tests.conftest import numba_cache_env
 from tests.helpers import ROOT
+from tests.helpers.process import numba_cache_env
 
 CONFIG = "bad.yml"  # the file name the table shows: the commands run in the file's directory
 

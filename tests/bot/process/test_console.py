@@ -14,7 +14,7 @@ import pytest
 from bot.process.console import Command, parse, parse_tc
 from bot.sandbox import Sandbox
 from bot.sandbox.opponents import NeverAnswers
-from tests.e2e.test_process import ResignsAfter, bot_env, write_config
+from tests.helpers.process import ResignsAfter, bot_env, write_config
 
 
 @pytest.mark.parametrize("line, expected", [

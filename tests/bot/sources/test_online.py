@@ -22,7 +22,7 @@ from bot.sources.chain import close_all, move_sources
 from bot.sources.online import GameView, OnlineSource, token_for
 from bot.sources.services import build_online_sources
 from engine.book import DEFAULT_BOOK
-from tests.e2e.test_runner import legal_replay, make_config
+from tests.helpers.bots import legal_replay, make_config
 
 SLACK_MS = 500  # thread hand-over and a loaded two-core machine (as tests/bot/sources/test_tablebase.py)
 KEYS = {"explorer": "explorer", "cloud_eval": "cloud-eval", "chessdb": "chessdb"}
@@ -405,7 +405,7 @@ def test_bullet_with_every_source_on_against_slow_services_loses_nothing_on_time
 
 
 def test_make_config_keeps_the_sources_off():
-    # tests/test_bot_e2e.make_config (every e2e test's config) leaves them off.
+    # tests.helpers.bots.make_config (every e2e test's config) leaves them off.
     with Sandbox() as sb:
         cfg = make_config(sb)
     assert not any(getattr(cfg, k).enabled for k in KEYS)

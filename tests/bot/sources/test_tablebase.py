@@ -25,30 +25,30 @@ from engine.syzygy import (
     verdict_score,
     verdict_scored,
 )
-from tests import helpers
-
-DATA = helpers.DATA / "syzygy"
-
-KQK = "8/8/8/4k3/8/8/8/4K2Q w - - 0 1"          # win, dtz 13
-KRK = "8/8/8/8/3k4/8/8/R3K3 w - - 0 1"
-KRKP_DRAW_ROOK = "8/5R2/8/8/6K1/4k3/6p1/8 w - - 0 1"   # only Re7 and Rf3 hold: 18 of 20 moves lose
-KRKP_LOSS = "8/p7/8/8/1k6/8/7R/K7 b - - 0 1"           # losing moves zero in 3, 9 or 11 plies
-KRKP_DRAW_PAWN = "8/8/8/4p3/5R2/3K4/8/5k2 b - - 0 1"   # only exf4 draws
-KPKP_DRAW = "8/8/1p6/P3K3/8/6k1/8/8 b - - 0 1"          # only b6a5 draws
-KPKP_LOSS = "8/6p1/1k6/6P1/6K1/8/8/8 b - - 0 1"         # losing moves zero in 1, 5 or 7 plies
-KPKP_DRAW_WHITE = "8/8/1k6/8/1P6/1p2K3/8/8 w - - 0 1"  # Kd3 and Kd2 draw, 7 of 9 moves lose
+from tests.helpers.tablebase import (
+    KPKP_DRAW,
+    KPKP_DRAW_WHITE,
+    KPKP_LOSS,
+    KQK,
+    KRK,
+    KRKP_DRAW_PAWN,
+    KRKP_DRAW_ROOK,
+    KRKP_LOSS,
+    SLACK_MS,
+    SYZYGY,
+)
 
 
 @pytest.fixture(scope="module")
 def oracle():
-    tb = chess.syzygy.open_tablebase(str(DATA))
+    tb = chess.syzygy.open_tablebase(str(SYZYGY))
     yield tb
     tb.close()
 
 
 @pytest.fixture(scope="module")
 def tables():
-    t = SyzygyTables(DATA)
+    t = SyzygyTables(SYZYGY)
     yield t
     t.close()
 
@@ -153,7 +153,7 @@ def test_an_unusable_directory_is_one_line_naming_it(tmp_path):
 
 
 def test_uci_syzygypath_plays_the_tables_move_and_reports_a_bad_directory(tmp_path, oracle):
-    from tests.engine.test_uci import RawUci
+    from tests.helpers.uci import RawUci
 
     raw = RawUci()
     try:
@@ -163,7 +163,7 @@ def test_uci_syzygypath_plays_the_tables_move_and_reports_a_bad_directory(tmp_pa
         raw.send("isready")
         said = raw.expect("readyok")
         assert any("no Syzygy tables" in line and "without tablebases" in line for line in said)
-        raw.send(f"setoption name SyzygyPath value {DATA}")
+        raw.send(f"setoption name SyzygyPath value {SYZYGY}")
         raw.send(f"position fen {KRKP_DRAW_ROOK}")  # 18 of 20 moves lose: a search may well pick one
         raw.send("go depth 2")
         lines = raw.expect("bestmove")
@@ -211,14 +211,11 @@ def test_verdict_scores_and_which_rules_they_feed():
 
 POSITIONS = [KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, KRKP_DRAW_PAWN, KPKP_DRAW, KPKP_LOSS, KPKP_DRAW_WHITE,
              "8/8/8/8/8/2k5/2p5/K1R5 w - - 0 1", "8/8/8/8/4k3/8/4P3/4K3 w - - 0 1"]
-# Scheduling slack on a loaded machine (2 shared cores, the whole suite running): a wait limit is
-# checked as "limit + SLACK_MS", still far below the 2-3 s the faulty answers take.
-SLACK_MS = 500
 
 
 @pytest.fixture(scope="module")
 def sandbox():
-    with Sandbox(tablebase_dir=str(DATA)) as sb:
+    with Sandbox(tablebase_dir=str(SYZYGY)) as sb:
         yield sb
 
 
@@ -383,7 +380,7 @@ def test_games_in_threads_share_one_client(sb, client):
 
 
 def test_sources_are_local_tables_first_then_the_online_service(sb):
-    cfg = config_from_dict({"url": sb.url, "tablebase": {"url": sb.url, "syzygy_path": str(DATA)}})
+    cfg = config_from_dict({"url": sb.url, "tablebase": {"url": sb.url, "syzygy_path": str(SYZYGY)}})
     sources = build_sources(cfg)
     assert [s.name for s in sources] == ["syzygy", "tablebase"]
     # Lichess's own service only for games on lichess.org, unless the url is set.
