@@ -15,7 +15,7 @@ from bot.challenges.slots import Slots
 from bot.config import ConfigError, config_from_dict, dump
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.opponents import Move
-from tests.helpers.process import ResignsAfter, run_bot, start_bot, stop, write_config
+from tests.helpers.process import ResignsAfter, run_bot, running_bot, stop, write_config
 
 
 def join(cfg, *args: str):
@@ -98,20 +98,17 @@ def test_a_restart_right_after_a_stop_joins_again_once_the_pause_is_over(tmp_pat
         tid = sb.add_arena("arena005", clock=(600, 5), pairing_every_s=0.5, pause_s=8.0,
                            opponent=lambda: ResignsAfter(plies=400, think_s=0.3))
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid], "check_every_s": 5})
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
             gid = arena_games(sb, tid)[0].id
             code, _ = stop(proc)  # SIGTERM, as a dyno restart: withdraws, the game goes on on the server
             assert code == 0 and sb.arena(tid).players["umax-bot"] is True
-            proc = start_bot(cfg, log=log)
+        with running_bot(cfg, log=log) as proc:
             back = sb.wait_until(lambda: sb.arena(tid).players["umax-bot"] is False, timeout=30)
             assert back, log.read_text()
             moves = len(sb.game(gid).moves)
             assert sb.wait_moves(gid, moves + 2, timeout=30)  # the arena game is resumed
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
         assert code == 0, output
         assert "HTTP 400: Your pause is not over yet" in output and "; trying again later" in output
@@ -131,14 +128,11 @@ def test_a_joined_bot_plays_arena_games_back_to_back_paired_by_the_server(tmp_pa
         tid = sb.add_arena("arena001", clock=(120, 1), pairing_every_s=0.5,
                            opponent=lambda: ResignsAfter(plies=12, think_s=0.05))
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]})
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             # Nothing but the join: lila (the sandbox) pairs the bot again after each game.
             assert sb.wait_until(lambda: sum(g.over for g in arena_games(sb, tid)) >= 2, timeout=90), \
                 log.read_text()
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
         assert code == 0, output
         games = arena_games(sb, tid)
@@ -161,8 +155,7 @@ def test_a_casual_challenge_during_an_arena_game_takes_no_slot_beyond_concurrenc
                            opponent=lambda: ResignsAfter(plies=40, think_s=0.3))
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]},
                            challenge={"concurrency": 1, "queue_size": 0})
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
             gid = arena_games(sb, tid)[0].id
             assert sb.wait_moves(gid, 2, timeout=30)
@@ -177,8 +170,6 @@ def test_a_casual_challenge_during_an_arena_game_takes_no_slot_beyond_concurrenc
             running = [g for g in sb.games() if not g.over]
             assert len(running) <= 1
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         assert code == 0
         assert not any(g.id == cid or g.id == cid2 for g in sb.games())
         assert "Traceback" not in log.read_text() and not sb.errors
@@ -191,8 +182,7 @@ def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path
         tid = sb.add_arena("arena003", clock=(300, 2), pairing_every_s=0.5,
                            opponent=lambda: ResignsAfter(plies=24, think_s=0.2))
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]})
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
             gid = arena_games(sb, tid)[0].id
             assert sb.wait_moves(gid, 4, timeout=30)
@@ -202,8 +192,6 @@ def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path
             withdrew = sb.requests(r"/api/tournament/arena003/withdraw", "POST")
             assert withdrew and withdrew[0].t - sent < 3.0
             code = proc.wait(timeout=90)
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
         assert code == 0, output
         assert sb.game(gid).over  # played to its end: the opponent resigned or was mated
@@ -247,14 +235,11 @@ def test_no_draw_accepted_in_an_arena_before_it_would_score(tmp_path):
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]}, challenge={"concurrency": 2},
                            book={"enabled": False},
                            draw={"accept": True, "min_moves": 0, "max_score_pawns": 100})
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             assert sb.wait_game_over(friendly, timeout=60) == "draw", log.read_text()
             over = sb.wait_until(lambda: any(g.over for g in arena_games(sb, tid)), timeout=90)
             assert over, log.read_text()
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         assert code == 0
         early = sb.game(friendly)
         arena = arena_games(sb, tid)[0]

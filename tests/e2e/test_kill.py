@@ -16,7 +16,7 @@ import time
 import pytest
 
 from bot.sandbox import RandomOpponent, Sandbox
-from tests.helpers.process import start_bot, stop, write_config
+from tests.helpers.process import running_bot, stop, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -51,14 +51,11 @@ def test_sigkill_mid_games_then_a_new_process_finishes_both(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=0.5) as sb:
         cfg = bot_config(tmp_path, sb)
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             gids = two_games(sb)
             assert all(sb.wait_moves(g, 8, timeout=60) for g in gids), log.read_text()
             proc.send_signal(signal.SIGKILL)
             assert proc.wait(timeout=10) == -signal.SIGKILL
-        finally:
-            proc.kill() if proc.poll() is None else None
         at_kill = {g: len(sb.game(g).moves) for g in gids}
         assert all(sb.game(g).status == "started" for g in gids)
         connects = {g: sb.game(g).stream_connects for g in gids}
@@ -67,12 +64,9 @@ def test_sigkill_mid_games_then_a_new_process_finishes_both(tmp_path):
         time.sleep(1.0)  # the games wait, the clocks run (120 s: nobody flags)
         assert all(len(sb.game(g).moves) - at_kill[g] <= 1 for g in gids)  # only an opponent reply
 
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             statuses = [sb.wait_game_over(g, timeout=150) for g in gids]
             code, took = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         second_run = log.read_text()[len(first_run):]
         assert all(s in TERMINAL_BY_PLAY for s in statuses), (statuses, second_run[-3000:])
         for g in gids:
@@ -90,13 +84,10 @@ def test_sigterm_with_two_games_in_progress_then_they_resume(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=0.5) as sb:
         cfg = bot_config(tmp_path, sb)
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             gids = two_games(sb, think_s=0.2)
             assert all(sb.wait_moves(g, 6, timeout=60) for g in gids), log.read_text()
             code, took = stop(proc, signal.SIGTERM)
-        finally:
-            proc.kill() if proc.poll() is None else None
         assert code == 0, log.read_text()[-3000:]
         assert took < 20
         # Nothing resigned or aborted: both games are still on, waiting for the bot.
@@ -104,12 +95,9 @@ def test_sigterm_with_two_games_in_progress_then_they_resume(tmp_path):
         assert_clean(sb, gids)
         at_exit = {g: len(sb.game(g).moves) for g in gids}
 
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             statuses = [sb.wait_game_over(g, timeout=150) for g in gids]
             code, took = stop(proc, signal.SIGTERM)
-        finally:
-            proc.kill() if proc.poll() is None else None
         assert all(s in TERMINAL_BY_PLAY for s in statuses), (statuses, log.read_text()[-3000:])
         assert all(len(sb.game(g).moves) > at_exit[g] + 2 for g in gids)
         assert_clean(sb, gids)

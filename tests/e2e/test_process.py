@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox
-from tests.helpers.process import ResignsAfter, bot_env, run_bot, start_bot, stop, write_config
+from tests.helpers.process import ResignsAfter, bot_env, run_bot, running_bot, stop, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -32,8 +30,7 @@ def test_sigterm_mid_search_then_restart_resumes_the_game(tmp_path):
         gid = sb.start_game(RandomOpponent(seed=21, think_s=0.05), bot_color="white", clock=(600, 5))
         # Long thinks, so SIGTERM lands in the middle of one.
         cfg = write_config(tmp_path, sb, time={"fixed_movetime_ms": 1500, "fixed_nodes": None})
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
             # Wait for the bot's turn (white: an even number of moves); it thinks 1.5 s.
             assert sb.wait_until(lambda: len(sb.game(gid).moves) % 2 == 0, timeout=20)
@@ -42,8 +39,6 @@ def test_sigterm_mid_search_then_restart_resumes_the_game(tmp_path):
             assert len(sb.game(gid).moves) == mid  # still thinking
             signalled = time.monotonic()
             code, took = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
         assert code == 0, output
         assert took < 20
@@ -56,12 +51,9 @@ def test_sigterm_mid_search_then_restart_resumes_the_game(tmp_path):
         assert "Traceback" not in output
 
         # Restart: the game in progress is found and played on.
-        proc = start_bot(cfg, log=log)
-        try:
+        with running_bot(cfg, log=log) as proc:
             assert sb.wait_moves(gid, mid + 4, timeout=60), log.read_text()
             code, took = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         assert code == 0 and took < 20
         assert sb.game(gid).rejected_moves == []
         assert "resuming" in log.read_text()
@@ -71,8 +63,7 @@ def test_first_ctrl_c_finishes_the_running_game_then_exits(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:
         gid = sb.start_game(ResignsAfter(plies=16, think_s=0.3), bot_color="white", clock=(600, 5))
-        proc = start_bot(write_config(tmp_path, sb), log=log)
-        try:
+        with running_bot(write_config(tmp_path, sb), log=log) as proc:
             assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
             proc.send_signal(signal.SIGINT)
             assert wait_for(log, "no new games; exiting when the 1 running game(s) are over")
@@ -83,8 +74,6 @@ def test_first_ctrl_c_finishes_the_running_game_then_exits(tmp_path):
             assert sb.challenge(cid).decline_reason == "later"
             assert sb.wait_game_over(gid, timeout=60) == "resign"
             code = proc.wait(timeout=20)  # by itself: the game is over
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
     assert code == 0, output
     assert len(sb.game(gid).moves) > at_signal + 2  # the bot kept playing after Ctrl-C
@@ -96,14 +85,11 @@ def test_second_ctrl_c_exits_now_and_the_game_resumes_later(tmp_path):
     log = tmp_path / "bot.log"
     with Sandbox(keepalive_s=1.0) as sb:
         gid = sb.start_game(RandomOpponent(seed=6, think_s=0.2), bot_color="white", clock=(600, 5))
-        proc = start_bot(write_config(tmp_path, sb), log=log)
-        try:
+        with running_bot(write_config(tmp_path, sb), log=log) as proc:
             assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
             proc.send_signal(signal.SIGINT)
             assert wait_for(log, "no new games")
             code, took = stop(proc, signal.SIGINT)
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
         assert sb.game(gid).status == "started"  # left running: the next start resumes it
     assert code == 0 and took < 20, output
@@ -122,12 +108,9 @@ def wait_for(log: Path, text: str, timeout: float = 15.0) -> bool:
 def test_idle_bot_exits_quickly_on_sigterm(tmp_path):
     with Sandbox(keepalive_s=1.0) as sb:
         cfg = write_config(tmp_path, sb)
-        proc = start_bot(cfg, log=tmp_path / "bot.log")
-        try:
+        with running_bot(cfg, log=tmp_path / "bot.log") as proc:
             assert sb.wait_event_stream(timeout=60)
             code, took = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
     assert code == 0
     assert took < 5
 
@@ -173,16 +156,11 @@ def test_env_token_wins_and_never_appears_in_logs(tmp_path):
     with Sandbox(token=SECRET, keepalive_s=1.0) as sb:
         cfg = write_config(tmp_path, None, url=sb.url, token="wrong-file-token", log_level="DEBUG")
         env = bot_env() | {"LICHESS_BOT_TOKEN": SECRET}
-        with log.open("wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
-        try:
+        with running_bot(cfg, log=log, env=env) as proc:
             cid = sb.send_challenge("alice", color="black", opponent=RandomOpponent(seed=3))
             assert sb.wait_challenge_answered(cid, timeout=60) == "accepted"
             assert sb.wait_moves(sb.challenge(cid).game_id, 10, timeout=30)
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
     text = log.read_text()
     assert code == 0
     assert SECRET not in text
@@ -212,12 +190,9 @@ def test_idle_opponent_game_is_left_alone_on_shutdown(tmp_path):
     # A game where the opponent never moves: the bot moves once, then SIGTERM: no abort, no resign.
     with Sandbox(keepalive_s=1.0) as sb:
         gid = sb.start_game(IdleOpponent(), bot_color="white")
-        proc = start_bot(write_config(tmp_path, sb), log=tmp_path / "bot.log")
-        try:
+        with running_bot(write_config(tmp_path, sb), log=tmp_path / "bot.log") as proc:
             assert sb.wait_moves(gid, 1, timeout=60)
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
         assert code == 0
         assert sb.game(gid).status == "started"
         assert not sb.requests(r"/abort|/resign")
@@ -230,16 +205,11 @@ def test_log_file_beside_stdout_rotates_and_never_holds_the_token(tmp_path):
         cfg = write_config(tmp_path, None, url=sb.url, log_level="DEBUG",
                            logging={"path": "logs-here.log", "max_mb": max_mb, "backups": 2})
         env = bot_env() | {"LICHESS_BOT_TOKEN": SECRET}
-        with out.open("wb") as f:
-            proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdout=f,
-                                    stderr=subprocess.STDOUT, env=env, cwd=tmp_path)
-        try:
+        with running_bot(cfg, log=out, env=env) as proc:
             cid = sb.send_challenge("alice", color="black", opponent=RandomOpponent(seed=3))
             assert sb.wait_challenge_answered(cid, timeout=60) == "accepted"
             assert sb.wait_moves(sb.challenge(cid).game_id, 10, timeout=30)
             code, _ = stop(proc)
-        finally:
-            proc.kill() if proc.poll() is None else None
     assert code == 0, out.read_text()
     files = sorted(tmp_path.glob("logs-here.log*"))
     assert [f.name for f in files] == ["logs-here.log", "logs-here.log.1", "logs-here.log.2"]

@@ -7,6 +7,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -50,10 +52,23 @@ def bot_env() -> dict[str, str]:
     return env
 
 
-def start_bot(config: Path, *args: str, log: Path) -> subprocess.Popen:
-    out = log.open("ab")
-    return subprocess.Popen([sys.executable, "-m", "bot", "--config", str(config), *args],
-                            stdout=out, stderr=subprocess.STDOUT, env=bot_env(), cwd=config.parent)
+@contextmanager
+def running_bot(config: Path, *args: str, log: Path, env: dict[str, str] | None = None,
+                stdin: int | None = None) -> Iterator[subprocess.Popen]:
+    """`python -m bot --config CONFIG ARGS` from the config's folder, its output appended to `log`,
+    with bot_env() unless `env` is given. Leaving the block kills the process if it still runs (a test
+    that failed half-way leaves none behind) and reaps it; the test stops it itself (stop, a signal, a
+    command) and checks how."""
+    with log.open("ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(config), *args], stdin=stdin,
+                                stdout=out, stderr=subprocess.STDOUT, env=bot_env() if env is None else env,
+                                cwd=config.parent)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
 
 
 def run_bot(config: Path, *args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:

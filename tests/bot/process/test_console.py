@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 import time
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from bot.process.console import Command, parse, parse_tc
 from bot.sandbox import Sandbox
 from bot.sandbox.opponents import NeverAnswers
-from tests.helpers.process import ResignsAfter, bot_env, write_config
+from tests.helpers.process import ResignsAfter, running_bot, write_config
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -83,48 +82,45 @@ def test_commands_typed_in_a_terminal_change_what_the_bot_does(tmp_path):
         mm = {"enabled": True, "idle_s": 0.3, "challenge_timeout_s": 1, "memory_file": ""}
         cfg = write_config(tmp_path, sb, matchmaking=mm)
         master, slave = pty.openpty()
-        out = log.open("ab")
-        proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdin=slave, stdout=out,
-                                stderr=subprocess.STDOUT, env=bot_env(), cwd=cfg.parent)
-        os.close(slave)
 
         def type_line(text: str) -> None:
             os.write(master, text.encode() + b"\n")
 
         try:
-            assert wait_for(lambda: "console: type help" in log.read_text(), 60), log.read_text()
-            assert wait_for(lambda: len(sb.outgoing_challenges()) >= 1, 30), log.read_text()
+            with running_bot(cfg, log=log, stdin=slave) as proc:
+                os.close(slave)
+                assert wait_for(lambda: "console: type help" in log.read_text(), 60), log.read_text()
+                assert wait_for(lambda: len(sb.outgoing_challenges()) >= 1, 30), log.read_text()
 
-            type_line("dance")
-            assert wait_for(lambda: "unknown command 'dance'" in log.read_text(), 10)
+                type_line("dance")
+                assert wait_for(lambda: "unknown command 'dance'" in log.read_text(), 10)
 
-            # matchmaking off: its pending challenge is cancelled and no new one is sent.
-            type_line("matchmaking off")
-            assert wait_for(lambda: "matchmaking off: no more challenges of ours" in log.read_text(), 10)
-            time.sleep(1.0)
-            sent = len(sb.outgoing_challenges())
-            time.sleep(3.0)  # ten idle periods
-            assert len(sb.outgoing_challenges()) == sent
-            assert all(c.status != "created" for c in sb.outgoing_challenges())
+                # matchmaking off: its pending challenge is cancelled and no new one is sent.
+                type_line("matchmaking off")
+                assert wait_for(lambda: "matchmaking off: no more challenges of ours" in log.read_text(), 10)
+                time.sleep(1.0)
+                sent = len(sb.outgoing_challenges())
+                time.sleep(3.0)  # ten idle periods
+                assert len(sb.outgoing_challenges()) == sent
+                assert all(c.status != "created" for c in sb.outgoing_challenges())
 
-            # status lists the running game.
-            gid = sb.start_game(ResignsAfter(plies=30, think_s=0.3), bot_color="white", clock=(300, 3))
-            assert sb.wait_moves(gid, 2, timeout=30)
-            type_line("status")
-            line = f"  {gid} vs alice, white, clocks "
-            assert wait_for(lambda: line in log.read_text(), 10), log.read_text()
-            status = log.read_text().split("games: 1 running", 1)[1]
-            assert "matchmaking: off" in status and "arenas: none" in status
+                # status lists the running game.
+                gid = sb.start_game(ResignsAfter(plies=30, think_s=0.3), bot_color="white", clock=(300, 3))
+                assert sb.wait_moves(gid, 2, timeout=30)
+                type_line("status")
+                line = f"  {gid} vs alice, white, clocks "
+                assert wait_for(lambda: line in log.read_text(), 10), log.read_text()
+                status = log.read_text().split("games: 1 running", 1)[1]
+                assert "matchmaking: off" in status and "arenas: none" in status
 
-            # quit: no new games; the bot exits once the running one is over.
-            type_line("quit")
-            assert wait_for(lambda: "quit: no new games" in log.read_text(), 10)
-            cid = sb.send_challenge("carol", clock=(180, 2))
-            assert sb.wait_challenge_answered(cid, timeout=10) == "declined"
-            assert sb.challenge(cid).decline_key == "later"
-            code = proc.wait(timeout=90)
+                # quit: no new games; the bot exits once the running one is over.
+                type_line("quit")
+                assert wait_for(lambda: "quit: no new games" in log.read_text(), 10)
+                cid = sb.send_challenge("carol", clock=(180, 2))
+                assert sb.wait_challenge_answered(cid, timeout=10) == "declined"
+                assert sb.challenge(cid).decline_key == "later"
+                code = proc.wait(timeout=90)
         finally:
-            proc.kill() if proc.poll() is None else None
             os.close(master)
         output = log.read_text()
         assert code == 0, output
@@ -141,35 +137,32 @@ def test_challenge_join_withdraw_resign_and_quit_now_from_the_terminal(tmp_path)
         gid = sb.start_game(ResignsAfter(plies=200, think_s=0.3), bot_color="black", clock=(300, 3))
         cfg = write_config(tmp_path, sb, challenge={"concurrency": 2})
         master, slave = pty.openpty()
-        proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdin=slave,
-                                stdout=log.open("ab"), stderr=subprocess.STDOUT, env=bot_env(),
-                                cwd=cfg.parent)
-        os.close(slave)
 
         def command(text: str, answer: str) -> None:
             os.write(master, text.encode() + b"\n")
             assert wait_for(lambda: answer in log.read_text(), 15), (text, log.read_text())
 
         try:
-            assert wait_for(lambda: "console: type help" in log.read_text(), 60), log.read_text()
-            command("challenge SilentBot 5+3 rated white",
-                    "challenge SilentBot (5+3 rated, we ask for white): sent")
-            ours = sb.outgoing_challenges()[-1]
-            assert (ours.clock, ours.rated, ours.bot_color) == ((300, 3), True, "white")
-            command(f"join {tid}", f"join {tid}: joined (HTTP 200)")
-            assert "umax-bot" in sb.arena(tid).players
-            command("status", f"arenas: {tid}")
-            command(f"withdraw {tid}", f"withdraw {tid}: done (HTTP 200)")
-            assert "umax-bot" not in sb.arena(tid).players  # before the start: left
-            command("resign nosuch12", "resign nosuch12: no such game in progress")
-            assert sb.wait_moves(gid, 2, timeout=30)
-            command(f"resign {gid}", f"resign {gid}: done")
-            assert sb.wait_game_over(gid, timeout=10) == "resign"
-            assert sb.game(gid).winner == "white"  # the bot (black) resigned
-            command("quit now", "quit now: stopping")
-            code = proc.wait(timeout=30)
+            with running_bot(cfg, log=log, stdin=slave) as proc:
+                os.close(slave)
+                assert wait_for(lambda: "console: type help" in log.read_text(), 60), log.read_text()
+                command("challenge SilentBot 5+3 rated white",
+                        "challenge SilentBot (5+3 rated, we ask for white): sent")
+                ours = sb.outgoing_challenges()[-1]
+                assert (ours.clock, ours.rated, ours.bot_color) == ((300, 3), True, "white")
+                command(f"join {tid}", f"join {tid}: joined (HTTP 200)")
+                assert "umax-bot" in sb.arena(tid).players
+                command("status", f"arenas: {tid}")
+                command(f"withdraw {tid}", f"withdraw {tid}: done (HTTP 200)")
+                assert "umax-bot" not in sb.arena(tid).players  # before the start: left
+                command("resign nosuch12", "resign nosuch12: no such game in progress")
+                assert sb.wait_moves(gid, 2, timeout=30)
+                command(f"resign {gid}", f"resign {gid}: done")
+                assert sb.wait_game_over(gid, timeout=10) == "resign"
+                assert sb.game(gid).winner == "white"  # the bot (black) resigned
+                command("quit now", "quit now: stopping")
+                code = proc.wait(timeout=30)
         finally:
-            proc.kill() if proc.poll() is None else None
             os.close(master)
         output = log.read_text()
         assert code == 0, output
@@ -182,16 +175,11 @@ def test_no_terminal_no_console(tmp_path):
     with Sandbox(keepalive_s=1.0) as sb:
         gid = sb.start_game(ResignsAfter(plies=10, think_s=0.1), bot_color="white", clock=(300, 3))
         cfg = write_config(tmp_path, sb)
-        proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(cfg)], stdin=subprocess.PIPE,
-                                stdout=log.open("ab"), stderr=subprocess.STDOUT, env=bot_env(),
-                                cwd=cfg.parent)
-        proc.stdin.close()  # a pipe closed at once, as a dyno gives
-        try:
+        with running_bot(cfg, log=log, stdin=subprocess.PIPE) as proc:
+            proc.stdin.close()  # a pipe closed at once, as a dyno gives
             assert sb.wait_game_over(gid, timeout=60) != "started", log.read_text()
             proc.terminate()
             code = proc.wait(timeout=30)
-        finally:
-            proc.kill() if proc.poll() is None else None
         output = log.read_text()
         assert code == 0, output
         assert "console: type help" not in output and "Traceback" not in output
