@@ -68,6 +68,40 @@ def _records_outside_the_repo(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(records, "path_for", rooted)
 
 
+def _sandbox_arguments(node: pytest.Item | pytest.Module) -> dict:
+    marker = node.get_closest_marker("sandbox")
+    if marker is None:
+        raise pytest.UsageError(f"{node.nodeid} uses the sandbox fixture without a sandbox marker: "
+                                "pytestmark = pytest.mark.sandbox(seed=..., ...)")
+    return dict(marker.kwargs)
+
+
+@pytest.fixture
+def sandbox(request: pytest.FixtureRequest):
+    """A Sandbox (bot/sandbox) on 127.0.0.1 made with the arguments of the module's marker:
+    `pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=5)`. The seed decides what the sandbox's
+    opponents play, so each module names its own. `scope="module"` gives the module's tests one shared
+    sandbox; otherwise each test gets a fresh one."""
+    from bot.sandbox import Sandbox
+
+    arguments = _sandbox_arguments(request.node)
+    if arguments.pop("scope", "function") == "module":
+        yield request.getfixturevalue("_module_sandbox")
+        return
+    with Sandbox(**arguments) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def _module_sandbox(request: pytest.FixtureRequest):
+    from bot.sandbox import Sandbox
+
+    arguments = _sandbox_arguments(request.node)
+    arguments.pop("scope")
+    with Sandbox(**arguments) as sb:
+        yield sb
+
+
 @pytest.fixture
 def bot_for(sandbox):
     """bot_for(max_games=None, **config overrides) -> a started Bot (tests/helpers/bots.py) on the test

@@ -15,7 +15,7 @@ from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from tests.helpers.bots import Bot, legal_replay, make_config
 from tools.services_run import bot_moves
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=5)]
 
 CORRESPONDENCE = {
     "challenge": {"concurrency": 1, "speeds": ["bullet", "blitz", "correspondence"],
@@ -24,12 +24,6 @@ CORRESPONDENCE = {
     "book": {"enabled": False},
     "engine": {"ponder": False},
 }
-
-
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=5) as sb:
-        yield sb
 
 
 def start(sb: Sandbox, **overrides) -> Bot:

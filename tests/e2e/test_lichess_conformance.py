@@ -15,13 +15,7 @@ from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from bot.sandbox.faults import EndStream
 from tests.helpers.bots import Bot, make_config
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=3) as sb:
-        yield sb
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=3)]
 
 
 

@@ -27,13 +27,7 @@ from bot.sandbox.opponents import Move
 from engine import Engine
 from tests.helpers.bots import Bot, legal_replay, make_config
 
-pytestmark = pytest.mark.slow
-
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=1) as sb:
-        yield sb
-
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=1)]
 
 # ---------------------------------------------------------------- whole games
 
@@ -51,7 +45,7 @@ def test_full_game_to_mate_against_a_scripted_opponent(sandbox, bot_for):
     assert legal_replay(info).is_checkmate()
     assert info.rejected_moves == []
 
-    def said() -> list[str]:  # the player room (the spectator room has its own texts: test_bot_chat.py)
+    def said() -> list[str]:  # the player room (the spectator room: tests/bot/games/test_chat.py)
         return [text for user, room, text in sandbox.game(gid).chat if (user, room) == ("umax-bot", "player")]
 
     assert sandbox.wait_until(lambda: len(said()) == 2, timeout=10)

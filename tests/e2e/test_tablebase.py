@@ -13,23 +13,17 @@ import time
 import pytest
 
 from bot.process.runner import StartupError
-from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond, Sandbox
+from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond
 from bot.sandbox.opponents import Action, Idle, Move, OpponentView
 from bot.sources.tablebase import SyzygySource
 from engine.syzygy import SyzygyTables
 from tests.helpers.bots import Bot, legal_replay, make_config
 from tests.helpers.tablebase import KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, SLACK_MS, SYZYGY
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=4, tablebase_dir=str(SYZYGY))]
 
 FROM_TB = re.compile(r"game (\w+): ply \d+ (\S+) from the tablebase")
 FROM_ENGINE = re.compile(r"game (\w+): ply \d+ (\S+) score ")
-
-
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=4, tablebase_dir=str(SYZYGY)) as sb:
-        yield sb
 
 
 @pytest.fixture

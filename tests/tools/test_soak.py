@@ -41,7 +41,7 @@ from tests.helpers.bots import Bot, make_config
 from tools.soak import NORMAL_END, SoakOptions, bot_env, run
 from tools.soak_checks import Checks, check_chat, check_offers, check_records
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=0.5, opponent_think_s=0.0, seed=2)]
 
 
 # ---------------------------------------------------------------- the short soak
@@ -366,12 +366,6 @@ def poll(predicate, timeout: float = 20.0) -> bool:
             return False
         time.sleep(0.02)
     return True
-
-
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=0.5, opponent_think_s=0.0, seed=2) as sb:
-        yield sb
 
 
 @pytest.fixture

@@ -168,10 +168,7 @@ def resigning(after: float = 0.3) -> ScriptedOpponent:
     return ScriptedOpponent([f"wait:{after}", "resign"])
 
 
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=1) as sb:
-        yield sb
+pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=1)  # the `sandbox` fixture's (tests/conftest.py)
 
 
 @pytest.fixture

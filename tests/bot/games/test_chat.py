@@ -280,10 +280,7 @@ def test_a_chat_line_the_game_cannot_read_is_one_warning_and_the_game_goes_on(sb
 # ---------------------------------------------------------------- end to end
 
 
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=5) as sb:
-        yield sb
+pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=5)  # the `sandbox` fixture's (tests/conftest.py)
 
 
 GREETINGS = {"greeting": "Hi {opponent}, I am {me}", "goodbye": "Bye {opponent}",

@@ -24,10 +24,7 @@ EVAL = re.compile(r"\[%eval -?\d+\.\d\d,\d+\]")
 CLK = re.compile(r"\[%clk \d+:\d\d:\d\d\]")
 
 
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=1) as sb:
-        yield sb
+pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=1)  # the `sandbox` fixture's (tests/conftest.py)
 
 
 def play_one(sb: Sandbox, records_cfg: dict, **challenge) -> tuple[Bot, str]:

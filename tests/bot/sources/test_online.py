@@ -31,10 +31,7 @@ NOT_STANDARD = "the game did not start from the standard position"
 OUT_OF_BOOK = ["a2a3", "h7h6", "h2h3", "a7a6"]  # moves the built-in book does not play
 
 
-@pytest.fixture
-def sandbox():
-    with Sandbox(keepalive_s=1.0, seed=30) as sb:
-        yield sb
+pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=30)  # the `sandbox` fixture's (tests/conftest.py)
 
 
 def config(sb: Sandbox, *on: str, **overrides):

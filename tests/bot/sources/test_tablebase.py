@@ -213,10 +213,8 @@ POSITIONS = [KQK, KRK, KRKP_DRAW_ROOK, KRKP_LOSS, KRKP_DRAW_PAWN, KPKP_DRAW, KPK
              "8/8/8/8/8/2k5/2p5/K1R5 w - - 0 1", "8/8/8/8/4k3/8/4P3/4K3 w - - 0 1"]
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    with Sandbox(tablebase_dir=str(SYZYGY)) as sb:
-        yield sb
+# the `sandbox` fixture's (tests/conftest.py): one for the module, its tablebase stand-in on the test tables
+pytestmark = pytest.mark.sandbox(scope="module", tablebase_dir=str(SYZYGY))
 
 
 @pytest.fixture
