@@ -1,6 +1,6 @@
 """``python -m engine bench``: fixed searches, their node counts, time and nodes per second.
 
-The node counts are deterministic (tests/test_engine_bench.py checks them); the times are not. The
+The node counts are deterministic (tests/engine/test_bench.py checks them); the times are not. The
 "game" line replays the reference game the C original was traced on (the engine plays both sides
 from the initial position, budget N < 20000 per search), so its figures can be set beside the C
 program's on the same searches: the same 8,367,816 nodes in 60 searches.

@@ -262,7 +262,7 @@ class Engine:
             self._board.push(move)
             self._add_move(text, before)
             if not played:
-                # Never expected (tests/test_engine_oracle.py plays thousands of moves): the search did
+                # Never expected (tests/engine/test_oracle.py plays thousands of moves): the search did
                 # not play a legal move. A game must go on, so set the position up from the rules board,
                 # keeping the table (positions before this move keep their draw locks).
                 self.refused_legal_moves += 1

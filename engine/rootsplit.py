@@ -8,7 +8,7 @@ square ``F`` (after castling: the square the rook landed on) and the evaluation 
 holds the root's evaluation, the capture and promotion gains and the positional terms (centre,
 castling, king and pawn terms). ``D()`` itself must not change, so this module does at the root what
 its move loop does, line for line in the same order and with the original's names; the key words
-are the ones ``engine/board.py`` reads (``piece_key``). tests/test_engine_rootsplit.py checks every
+are the ones ``engine/board.py`` reads (``piece_key``). tests/engine/test_rootsplit.py checks every
 child against ``D()`` itself: the main thread finds the entry a child set up here leaves, with the
 score the evaluation given here implies.
 

@@ -8,26 +8,27 @@ whichever worker is free, the files with the longest tests first.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
 
 # The files with the longest tests (measured), started first so that no worker is left running one of
 # them alone at the end; the others keep their order. A file missing here only starts later.
+# Paths relative to tests/, since two folders may hold files of the same name.
 LONGEST_FIRST = (
-    "test_tools_soak.py",
-    "test_deploy_dyno.py",
-    "test_reliability_stream_fuzz.py",
-    "test_bot_process.py",
-    "test_reliability_kill.py",
-    "test_bot_config.py",
-    "test_engine_traces.py",
-    "test_engine_c_games.py",
-    "test_engine_fuzz.py",
-    "test_engine_oracle.py",
+    "tools/test_soak.py",
+    "e2e/test_deploy_dyno.py",
+    "bot/games/test_stream_fuzz.py",
+    "e2e/test_process.py",
+    "e2e/test_kill.py",
+    "bot/test_config.py",
+    "engine/test_traces.py",
+    "engine/test_c_games.py",
+    "engine/test_fuzz.py",
+    "engine/test_oracle.py",
 )
 
 
@@ -42,15 +43,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     first = {name: rank for rank, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: first.get(item.path.name, len(first)))  # stable: the rest keep order
-
-
-def numba_cache_env() -> dict[str, str]:
-    """For a process started with an environment made from scratch: this run's NUMBA_CACHE_DIR, where
-    pytest_sessionstart left the compiled search. Without it, `python -m bot` looks beside the source
-    (engine/__pycache__), which in a fresh clone is empty: each such process compiled the search again
-    (7-8 s of CPU, several at once on the workers)."""
-    return {"NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"]} if os.environ.get("NUMBA_CACHE_DIR") else {}
+    # sort is stable: the other files keep their order
+    items.sort(key=lambda item: first.get(item.path.resolve().relative_to(TESTS).as_posix(), len(first)))
 
 
 @pytest.fixture(scope="session")
@@ -74,11 +68,45 @@ def _records_outside_the_repo(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(records, "path_for", rooted)
 
 
+def _sandbox_arguments(node: pytest.Item | pytest.Module) -> dict:
+    marker = node.get_closest_marker("sandbox")
+    if marker is None:
+        raise pytest.UsageError(f"{node.nodeid} uses the sandbox fixture without a sandbox marker: "
+                                "pytestmark = pytest.mark.sandbox(seed=..., ...)")
+    return dict(marker.kwargs)
+
+
+@pytest.fixture
+def sandbox(request: pytest.FixtureRequest):
+    """A Sandbox (bot/sandbox) on 127.0.0.1 made with the arguments of the module's marker:
+    `pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=5)`. The seed decides what the sandbox's
+    opponents play, so each module names its own. `scope="module"` gives the module's tests one shared
+    sandbox; otherwise each test gets a fresh one."""
+    from bot.sandbox import Sandbox
+
+    arguments = _sandbox_arguments(request.node)
+    if arguments.pop("scope", "function") == "module":
+        yield request.getfixturevalue("_module_sandbox")
+        return
+    with Sandbox(**arguments) as sb:
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def _module_sandbox(request: pytest.FixtureRequest):
+    from bot.sandbox import Sandbox
+
+    arguments = _sandbox_arguments(request.node)
+    arguments.pop("scope")
+    with Sandbox(**arguments) as sb:
+        yield sb
+
+
 @pytest.fixture
 def bot_for(sandbox):
-    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/test_bot_e2e.py) on the test
+    """bot_for(max_games=None, **config overrides) -> a started Bot (tests/helpers/bots.py) on the test
     module's `sandbox`; stopped at the end of the test, after which the sandbox must have no error."""
-    from tests.test_bot_e2e import Bot, make_config
+    from tests.helpers.bots import Bot, make_config
 
     bots = []
 

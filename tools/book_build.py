@@ -25,7 +25,7 @@ plays the dropped move, the book still knows the answer. The node budget, not a 
 search, so the filter's verdicts, and hence the book, are the same on every machine.
 
 Output. Entries sorted by (key, weight descending, move), 16 bytes each, learn field 0: the same
-rows give the same bytes (tests/test_engine_book.py builds twice). ``--jobs`` processes share the
+rows give the same bytes (tests/engine/test_book.py builds twice). ``--jobs`` processes share the
 searches; their results are put back in input order, so the bytes do not depend on it either.
 """
 
