@@ -1,342 +1,32 @@
-"""Sandbox state: players, challenges, games, clocks and game-end rules.
+"""lila's rules in the sandbox: challenges, games, clocks, game ends, draws, takebacks, a gone opponent.
 
 One `World` holds everything behind a single re-entrant lock plus a condition variable (`World.cond`):
 the sandbox is small, and one lock makes every transition (a move, a flag, a stream subscription and
-its initial snapshot) atomic, so a stream can never miss or duplicate an event. Nothing in here
-starts threads or touches sockets; the HTTP layer (server.py) and the background threads
-(runner.py) call these methods.
+its initial snapshot) atomic, so a stream can never miss or duplicate an event. Each rule's docstring
+names the lila file/function it mirrors. The state it changes is in state.py, the streams that hear
+of each change in feed.py (`World.feed`), the JSON shapes in wire.py. Nothing in here starts threads
+or touches sockets; the HTTP layer (server.py) and the background threads (runner.py) call these methods.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import queue
 import random
 import string
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import chess
-import chess.variant
 
 from . import wire
+from .boards import color_name, new_board, other, parse_move
+from .feed import Feed, Subscriber
+from .forms import challenge_form
+from .state import ApiError, Challenge, Game, Player, SparringBot
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .opponents import Opponent, SparringPolicy
-
-
-class ApiError(Exception):
-    """An HTTP error answer: status code plus the Lichess-style JSON body {"error": message}
-    (or `body` when lila answers something else, e.g. a form error or a rate limit)."""
-
-    def __init__(self, status: int, message: str, body: dict[str, Any] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.body = body if body is not None else {"error": message}
-
-
-@dataclass
-class Player:
-    id: str
-    name: str
-    title: str | None = None
-    rating: int = 1500
-    provisional: bool = False
-
-    @classmethod
-    def named(cls, name: str, title: str | None = None, rating: int = 1500) -> Player:
-        return cls(id=name.lower(), name=name, title=title, rating=rating)
-
-
-EVENT_STREAM_LIMITED = ("Please don't poll this endpoint, it is intended to be streamed. "
-                        "See https://lichess.org/api#tag/Board/operation/apiStreamEvent.")
-
-# Stream items besides JSON lines: CLOSE ends the stream cleanly (final zero-size chunk),
-# CUT drops the connection abruptly (the client sees a broken chunked body).
-CLOSE = "<close>"
-CUT = "<cut>"
-
-
-class Subscriber:
-    """One open ndjson stream: the model pushes lines, the HTTP handler thread drains them."""
-
-    def __init__(self, kind: str, key: str | None = None):
-        self.kind = kind  # "event" or "game"
-        self.key = key    # game id for game streams
-        self.q: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self.done = False
-
-    def send(self, obj: dict[str, Any]) -> None:
-        if not self.done:
-            self.q.put(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
-
-    def close(self) -> None:
-        if not self.done:
-            self.done = True
-            self.q.put(CLOSE)
-
-    def cut(self) -> None:
-        if not self.done:
-            self.done = True
-            self.q.put(CUT)
-
-
-@dataclass
-class Challenge:
-    id: str
-    challenger: Player
-    dest: Player
-    variant: str
-    rated: bool
-    clock: tuple[int, int] | None
-    days: int | None
-    color: str            # what the challenger asked for: white, black or random
-    final_color: str      # the challenger's colour once random is resolved
-    initial_fen: str | None
-    opponent: Opponent
-    options: dict[str, Any] = field(default_factory=dict)  # per-game options passed on to the Game
-    status: str = "created"   # created, accepted, declined, canceled
-    decline_reason: str | None = None
-    decline_body: Any = None  # the decoded request body, for tests that check what the client sent
-    game_id: str | None = None
-    created: float = field(default_factory=time.monotonic)
-    answered_at: float | None = None
-    outgoing: bool = False    # the bot is the challenger (matchmaking); dest is a sparring bot
-
-    @property
-    def bot_color(self) -> str:
-        if self.outgoing:
-            return self.final_color
-        return "black" if self.final_color == "white" else "white"
-
-
-@dataclass
-class SparringBot:
-    """Another bot account on the sandbox's server: listed by /api/bot/online while `online`, it
-    answers the bot's challenges by its `policy` after `answer_delay_s`, and plays an accepted game
-    with an opponent policy made by `play`."""
-    player: Player
-    ratings: dict[str, int]               # per speed (bullet, blitz, rapid, classical, correspondence)
-    policy: SparringPolicy
-    play: Callable[[], Opponent]
-    answer_delay_s: float = 0.2
-    online: bool = True
-    quota_until: float = 0.0              # monotonic: over its own daily quota of bot games until then
-    games: int = 0                        # games it played against the bot
-
-
-_BOARDS: dict[str, Callable[..., chess.Board]] = {
-    "standard": chess.Board,
-    "fromPosition": chess.Board,
-    "chess960": chess.Board,
-    "crazyhouse": chess.variant.CrazyhouseBoard,
-    "antichess": chess.variant.AntichessBoard,
-    "atomic": chess.variant.AtomicBoard,
-    "horde": chess.variant.HordeBoard,
-    "kingOfTheHill": chess.variant.KingOfTheHillBoard,
-    "racingKings": chess.variant.RacingKingsBoard,
-    "threeCheck": chess.variant.ThreeCheckBoard,
-}
-
-
-def new_board(variant: str, fen: str | None) -> chess.Board:
-    """The board of a new game. Lichess reads a FEN's castling rights as the outermost rook on each
-    side (or a Shredder file letter) in every variant (scalachess FenReader), so a "From Position"
-    game may castle with a rook off its corner: python-chess's Chess960 mode reads them the same way."""
-    cls = _BOARDS.get(variant)
-    if cls is None:
-        raise ValueError(f"unknown variant {variant!r}")
-    chess960 = variant in ("chess960", "fromPosition")
-    if fen is None:
-        return cls(chess960=chess960)
-    board = cls(fen, chess960=chess960)
-    if board.status() & chess.STATUS_INVALID_EP_SQUARE:
-        board.ep_square = None  # FenReader keeps an e.p. square only if a pawn could have made it
-    return board
-
-
-def parse_move(board: chess.Board, variant: str, uci: str) -> chess.Move:
-    """A move as Lichess takes it (scalachess Variant.move and Position.castle), ValueError if not.
-
-    Castling: king-takes-rook (e1h1) always; the king's two-square move (e1g1) too in standard chess,
-    and in a From Position game whose king stands on the e-file and rook in a corner, but never in
-    Chess960. A pawn move to the last rank without a piece promotes to a queen.
-    """
-    try:
-        move = board.parse_uci(uci)
-    except ValueError:
-        piece = board.piece_at(chess.parse_square(uci[:2])) if len(uci) == 4 else None
-        if piece is None or piece.piece_type != chess.PAWN or uci[3] not in "18":
-            raise
-        move = board.parse_uci(uci + "q")
-    if board.is_castling(move) and chess.Move.from_uci(uci).to_square != move.to_square:
-        # the two-square form (python-chess turned it into king-takes-rook on a Chess960 board)
-        corner = chess.square_file(move.from_square) == 4 and chess.square_file(move.to_square) in (0, 7)
-        if variant == "chess960" or (board.chess960 and not corner):
-            raise ValueError(f"castling must be written king-takes-rook in {variant}: {uci}")
-    return move
-
-
-def color_name(c: chess.Color) -> str:
-    return "white" if c == chess.WHITE else "black"
-
-
-def other(color: str) -> str:
-    return "black" if color == "white" else "white"
-
-
-def _challenge_form(form: dict[str, Any]) -> tuple[tuple[int, int] | None, int | None, bool, str, str]:
-    """lila SetupForm.api.user (ApiConfig) as far as the bot uses it: (clock, days, rated, color, variant).
-    Form fields come as text, JSON ones as numbers and booleans; a JSON null is an absent field.
-    A bad field -> 400 with lila's form-error body {"error": {field: [message]}}."""
-    fields = {k: v for k, v in form.items() if v is not None and v != ""}
-    errors: dict[str, list[str]] = {}
-
-    def number(key: str) -> int | None:
-        value = fields.get(key)
-        if value is None:
-            return None
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            errors[key] = ["Numeric value expected"]
-            return None
-
-    limit, inc, days = number("clock.limit"), number("clock.increment"), number("days")
-    clock = None
-    if limit is not None or inc is not None:
-        if limit is None or inc is None:
-            errors["clock"] = ["Both clock.limit and clock.increment are required"]
-        elif not (limit in (0, 15, 30, 45, 90) or (limit % 60 == 0 and 0 < limit <= 10800)):
-            errors["clock.limit"] = ["Invalid value"]
-        elif not 0 <= inc <= 180:
-            errors["clock.increment"] = ["Invalid value"]
-        else:
-            clock, days = (limit, inc), None
-    if clock is None and days is not None and days not in (1, 2, 3, 5, 7, 10, 14):
-        errors["days"] = ["Invalid value"]
-    rated = str(fields.get("rated", "false")).lower() == "true"
-    color = str(fields.get("color", "random"))
-    if color not in ("white", "black", "random"):
-        errors["color"] = ["Invalid value"]
-    variant = str(fields.get("variant", "standard"))
-    if variant not in wire.VARIANTS or variant == "fromPosition":
-        errors["variant"] = ["Invalid value"]
-    if errors:
-        raise ApiError(400, "Invalid form", {"error": errors})
-    return clock, days, rated, color, variant
-
-
-class Game:
-    """A game between the bot and a server-driven opponent, with Lichess clock rules.
-
-    Clock rule (as on Lichess): the clock only runs once both sides have made a move in this game;
-    before that each side must make its first move within `no_start_s` or the game is aborted.
-    """
-
-    def __init__(self, *, gid: str, full_suffix: str, white: Player, black: Player, bot_color: str,
-                 variant: str, rated: bool, clock: tuple[int, int] | None, days: int | None,
-                 initial_fen: str | None, board: chess.Board, opponent: Opponent, options: dict[str, Any],
-                 no_start_s: float, now: float):
-        self.id = gid
-        self.full_suffix = full_suffix
-        self.white, self.black = white, black
-        self.bot_color = bot_color
-        self.variant = variant
-        self.rated = rated
-        self.clock = clock
-        self.days = days
-        self.initial_fen = initial_fen
-        self.board = board
-        self.opponent = opponent
-        self.options = options
-        # Today's lila renders castling king-takes-rook (e1h1) in every variant (scalachess UciDump without
-        # legacyStandardCastling); castling_as_king_takes_rook=False gives the older e1g1 form (never in 960).
-        self.castling_kxr = bool(options.get("castling_as_king_takes_rook", True)) or variant == "chess960"
-        self.think_s: float | None = options.get("think_s")
-        self.no_start_s = no_start_s
-        self.source = "friend"
-        self.tournament_id: str | None = None  # an arena game (bot/sandbox/arenas.py)
-        self.created_ms = int(time.time() * 1000)
-        self.moves: list[str] = []          # as sent on the wire (castling per castling_kxr)
-        self.plies_in_game = 0              # moves made since this game was created (clock start rule)
-        self.status = "started"
-        self.winner: str | None = None
-        self.flagged: str | None = None          # the colour whose flag fell (status outoftime)
-        ms = clock[0] * 1000.0 if clock else float(wire.CORRESPONDENCE_MS)
-        self.time_ms = {"white": ms, "black": ms}
-        self.turn_started = now
-        self.bot_turn_began = now               # when the bot last got the move (latency base)
-        self.pending_draw: set[str] = set()       # colours with a standing draw offer
-        self.pending_takeback: dict[str, int] = {}  # colour -> ply of its standing takeback proposal
-        self.takebacks: list[tuple[str, int]] = []    # (proposer, plies undone) of every accepted one
-        self.draw_offers: list[tuple[str, int]] = []  # (colour, ply) of every offer made
-        self.chat: list[tuple[str, str, str]] = []    # (username, room, text)
-        self.bot_move_times: list[float] = []         # monotonic receive time of each accepted bot move
-        self.bot_move_latency: list[float] = []       # seconds from "bot's turn began" to move received
-        self.rejected_moves: list[tuple[str, str]] = []  # (uci, error) of refused bot moves
-        self.opponent_gone = False
-        self.gone_deadline: float | None = None   # when the opponent is "long gone" (claimable)
-        self.opponent_errors: list[str] = []
-        self.subs: list[Subscriber] = []
-        self.ended_at: float | None = None
-
-    # --- derived facts -------------------------------------------------------------------------
-    def turn_color(self) -> str:
-        return color_name(self.board.turn)
-
-    def clock_running(self) -> bool:
-        return self.clock is not None and self.plies_in_game >= 2 and self.status == "started"
-
-    def drawable(self) -> bool:
-        """lila Game.drawable: playable and no longer abortable (both sides moved in this game)."""
-        return self.status == "started" and self.plies_in_game >= 2
-
-    def offered_draw_recently(self, color: str) -> bool:
-        """lila playerHasOfferedDrawRecently: `color`'s last offer is at most 20 plies old."""
-        last = [n for c, n in self.draw_offers if c == color]
-        return bool(last) and last[-1] >= len(self.moves) - 20
-
-    def can_offer_draw(self, color: str) -> bool:
-        """lila playerCanOfferDraw: ply >= 2 (counted from the FEN's move number), no offer of ours
-        standing, none in the last 20 plies."""
-        return (self.status == "started" and self.board.ply() >= 2 and color not in self.pending_draw
-                and not self.offered_draw_recently(color))
-
-    def cannot_mate(self, color: str) -> bool:
-        """scalachess insufficient winning material for `color`."""
-        return self.board.has_insufficient_material(chess.WHITE if color == "white" else chess.BLACK)
-
-    def clock_ms(self) -> tuple[int, int]:
-        return max(0, int(self.time_ms["white"])), max(0, int(self.time_ms["black"]))
-
-    def remaining_ms(self, color: str, now: float) -> float:
-        """Live remaining time of `color` (the stored value minus the running turn, if it is theirs)."""
-        t = self.time_ms[color]
-        if self.clock_running() and self.turn_color() == color:
-            t -= (now - self.turn_started) * 1000.0
-        return t
-
-    def expiration_ms(self, now: float | None = None) -> tuple[int, int] | None:
-        if self.status != "started" or self.plies_in_game >= 2 or self.clock is None:
-            return None
-        now = time.monotonic() if now is None else now
-        return int((now - self.turn_started) * 1000), int(self.no_start_s * 1000)
-
-    def bot_has_moved(self) -> bool:
-        n = len(self.board.move_stack)
-        if n == 0:
-            return False
-        first_mover = self.board.turn if n % 2 == 0 else not self.board.turn
-        return n >= 2 or color_name(first_mover) == self.bot_color
-
-    def render(self, move: chess.Move) -> str:
-        """UCI as sent in `moves` (board must be the position before the move)."""
-        return self.board.uci(move, chess960=self.castling_kxr)
+    from .opponents import Opponent
 
 
 class World:
@@ -369,13 +59,7 @@ class World:
         self.bot_limit_window_end = time.monotonic() + bot_limit_reset_s
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
-        self.event_sub: Subscriber | None = None
-        self.event_stream_connects = 0      # event streams opened
-        self.event_stream_refused = 0       # event stream requests answered 429 (event_stream_limit)
-        self.event_stream_limit = event_stream_limit
-        self._es_used = 0
-        self._es_window_end: float | None = None
-        self.game_stream_connects: dict[str, int] = {}
+        self.feed = Feed(base_url, event_stream_limit)  # the open streams and what they hear
         self.on_game_created: Callable[[Game], None] | None = None
         self.on_outgoing_challenge: Callable[[Challenge], None] | None = None  # schedules the answer
         self.errors: list[str] = []
@@ -389,14 +73,6 @@ class World:
             gid = "".join(self.rng.choice(alphabet) for _ in range(n))
             if gid not in self.games and gid not in self.challenges:
                 return gid
-
-    def _publish_event(self, obj: dict[str, Any]) -> None:
-        if self.event_sub is not None:
-            self.event_sub.send(obj)
-
-    def _publish_game(self, g: Game, obj: dict[str, Any]) -> None:
-        for s in g.subs:
-            s.send(obj)
 
     def get_game(self, gid: str) -> Game:
         g = self.games.get(gid)
@@ -414,8 +90,7 @@ class World:
     def add_challenge(self, c: Challenge) -> Challenge:
         with self.cond:
             self.challenges[c.id] = c
-            self._publish_event({"type": "challenge", "challenge": wire.challenge_json(c, self.base_url()),
-                                 "compat": {"bot": True, "board": True}})
+            self.feed.challenge(c)
             self.cond.notify_all()
             return c
 
@@ -423,8 +98,7 @@ class World:
         """A created challenge withdrawn by its challenger: challengeCanceled on the event stream."""
         c.status = "canceled"
         c.answered_at = time.monotonic()
-        self._publish_event({"type": "challengeCanceled",
-                             "challenge": wire.challenge_json(c, self.base_url())})
+        self.feed.challenge_canceled(c)
         self.cond.notify_all()
 
     def cancel_challenge(self, cid: str) -> None:
@@ -513,8 +187,7 @@ class World:
             c.decline_reason = reason
             c.decline_body = body
             c.answered_at = time.monotonic()
-            self._publish_event({"type": "challengeDeclined",
-                                 "challenge": wire.challenge_json(c, self.base_url())})
+            self.feed.challenge_declined(c)
             self.cond.notify_all()
 
     # --- the bot's own challenges (matchmaking) -----------------------------------------------------
@@ -523,15 +196,13 @@ class World:
             self.sparring[bot.player.id] = bot
             self.cond.notify_all()
 
-    def online_bots(self, nb: int | None) -> list[dict[str, Any]]:
+    def online_bots(self, nb: int | None) -> list[tuple[Player, dict[str, int]]]:
         """lila OnlineApiUsers: the bots seen online in the last seconds (the bot itself too, while its
-        event stream is open), as the user JSON of /api/bot/online, at most `nb`."""
+        event stream is open), with their ratings per speed, at most `nb`."""
         with self.cond:
-            now_ms = int(time.time() * 1000)
-            users = [wire.online_bot_json(b.player, b.ratings, now_ms)
-                     for b in self.sparring.values() if b.online]
-            if self.event_sub is not None and self.bot_account:
-                users.insert(len(users) // 2, wire.online_bot_json(self.bot, self.bot_ratings, now_ms))
+            users = [(b.player, b.ratings) for b in self.sparring.values() if b.online]
+            if self.feed.event_sub is not None and self.bot_account:
+                users.insert(len(users) // 2, (self.bot, self.bot_ratings))
             return users if nb is None else users[:max(nb, 0)]
 
     def create_outgoing(self, dest: str, form: dict[str, Any]) -> Challenge:
@@ -543,7 +214,7 @@ class World:
             target = self.sparring.get(dest.lower())
             if target is None:
                 raise ApiError(400, f"No such user: {dest}")
-            clock, days, rated, color, variant = _challenge_form(form)
+            clock, days, rated, color, variant = challenge_form(form)
             if wire.speed_of(clock, days) == "ultraBullet":  # lila ChallengeGranter BotUltraBullet
                 raise ApiError(400, "Bots cannot play UltraBullet. Choose a slower time control.")
             self._check_create_limits(target)
@@ -641,7 +312,7 @@ class World:
             if (black if white is self.bot else white).title == "BOT":
                 self.bot_games(time.monotonic())
                 self.bot_games_today += 1
-            self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
+            self.feed.game_start(g)
             if self.on_game_created is not None:
                 self.on_game_created(g)
             self.cond.notify_all()
@@ -658,12 +329,7 @@ class World:
         g.ended_at = now
         g.pending_draw.clear()
         g.pending_takeback.clear()
-        final = wire.game_state_json(g)
-        for s in g.subs:
-            s.send(final)
-            s.close()
-        g.subs.clear()
-        self._publish_event({"type": "gameFinish", "game": wire.game_event_info(g)})
+        self.feed.game_over(g)
         self.cond.notify_all()
 
     @staticmethod
@@ -736,7 +402,7 @@ class World:
         elif b.is_insufficient_material() or b.is_fifty_moves() or b.is_repetition(3):
             self._finish(g, "draw", None, now)
         else:
-            self._publish_game(g, wire.game_state_json(g))
+            self.feed.game_state(g)
             self.cond.notify_all()
 
     def _system_chat(self, g: Game, text: str) -> None:
@@ -747,7 +413,7 @@ class World:
         """A line in one of the game's rooms, recorded and sent on its game streams (lila
         GameStateStream: both rooms, the spectator room only to bot accounts, as the sandbox's is)."""
         g.chat.append((username, room, text))
-        self._publish_game(g, {"type": "chatLine", "room": room, "username": username, "text": text})
+        self.feed.chat_line(g, username, room, text)
 
     def _draw_yes(self, g: Game, color: str, now: float) -> None:
         """lila Drawer.yes: accept the other side's standing offer (draw), else make an offer if
@@ -785,7 +451,7 @@ class World:
         else:
             self._draw_no(g, color)
         if g.status == "started" and g.pending_draw != before:
-            self._publish_game(g, wire.game_state_json(g))
+            self.feed.game_state(g)
         self.cond.notify_all()
 
     def _takeback_yes(self, g: Game, color: str, now: float) -> None:
@@ -836,7 +502,7 @@ class World:
         else:
             self._takeback_no(g, color)
         if (dict(g.pending_takeback), len(g.moves)) != before:
-            self._publish_game(g, wire.game_state_json(g))
+            self.feed.game_state(g)
         self.cond.notify_all()
 
     # --- the bot's side (HTTP endpoints) ---------------------------------------------------------
@@ -999,7 +665,7 @@ class World:
         (`_notify_gone`); coming back sends `gone: false` only after being long gone (lila
         RoundAsyncActor Player.setOnline)."""
         if not gone and self._long_gone(g, now):
-            self._publish_game(g, {"type": "opponentGone", "gone": False})
+            self.feed.opponent_gone(g, False)
         g.opponent_gone = gone
         g.gone_deadline = now + self.gone_claim_s if gone else None
         self.cond.notify_all()
@@ -1008,7 +674,8 @@ class World:
         """lila RoundAsyncActor `Tick`: while the opponent is offline and the bot online (its game stream
         open), in a clock game both sides moved in: `claimWinInSeconds: 0` once claimable (every tick),
         before that the countdown, if the opponent's clock outlasts it by more than 3 s."""
-        if not (g.opponent_gone and g.subs and g.clock_running() and g.gone_deadline is not None):
+        if not (g.opponent_gone and self.feed.watched(g) and g.clock_running()
+                and g.gone_deadline is not None):
             return
         left_s = g.gone_deadline - now
         if left_s <= 0:
@@ -1017,7 +684,7 @@ class World:
             left = math.ceil(left_s)
         else:
             return
-        self._publish_game(g, {"type": "opponentGone", "gone": True, "claimWinInSeconds": left})
+        self.feed.opponent_gone(g, True, left)
 
     def opponent_gone(self, gid: str, gone: bool) -> None:
         with self.cond:
@@ -1069,102 +736,28 @@ class World:
                             nxt = min(nxt, left_s)
         return max(0.0, nxt)
 
-    # --- streams ---------------------------------------------------------------------------------
-    def _event_stream_allowed(self, now: float) -> bool:
-        """lila Limiters.eventStream (RateLimit, `event_stream_limit` = (credits, window), lila 30 per
-        10 minutes per token): a fixed window that starts with the first counted connect and is cleared
-        `window` seconds later; refused requests do not count."""
-        if self.event_stream_limit is None:
-            return True
-        credits, window = self.event_stream_limit
-        if self._es_window_end is None or now >= self._es_window_end:
-            self._es_used, self._es_window_end = 0, now + window
-        if self._es_used >= credits:
-            self.event_stream_refused += 1
-            return False
-        self._es_used += 1
-        return True
-
+    # --- streams (feed.py keeps them; opened and closed under the lock) --------------------------
     def subscribe_events(self) -> Subscriber:
-        """Open the event stream (429 over the connect limit): closes the previous one (lila
-        EventStream: the new stream ends the old one cleanly), then queues a gameStart for each game in
-        progress and a challenge for each open challenge."""
+        """The bot's event stream (feed.Feed.open_events: 429 over the connect limit, the previous
+        stream closed, a snapshot of the games in progress and the open challenges)."""
         with self.cond:
-            if not self._event_stream_allowed(time.monotonic()):
+            try:
+                sub = self.feed.open_events(time.monotonic(), self.games.values(), self.challenges.values())
+            finally:
                 self.cond.notify_all()
-                raise ApiError(429, EVENT_STREAM_LIMITED)
-            if self.event_sub is not None:
-                self.event_sub.close()
-            sub = Subscriber("event")
-            self.event_sub = sub
-            self.event_stream_connects += 1
-            for g in self.games.values():
-                if g.status == "started":
-                    sub.send({"type": "gameStart", "game": wire.game_event_info(g)})
-            for c in self.challenges.values():
-                if c.status == "created":
-                    sub.send({"type": "challenge", "challenge": wire.challenge_json(c, self.base_url()),
-                              "compat": {"bot": True, "board": True}})
-            self.cond.notify_all()
             return sub
 
     def subscribe_game(self, gid: str) -> Subscriber:
         with self.cond:
-            g = self.get_game(gid)
-            sub = Subscriber("game", gid)
-            self.game_stream_connects[gid] = self.game_stream_connects.get(gid, 0) + 1
-            sub.send(wire.game_full_json(g))
-            if g.status != "started":
-                sub.close()  # a finished game: gameFull with the final state, then the stream ends
-            else:  # no opponentGone here: lila sends it on its next tick
-                g.subs.append(sub)
+            sub = self.feed.open_game(self.get_game(gid))
             self.cond.notify_all()
             return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
         with self.cond:
-            sub.done = True
-            if self.event_sub is sub:
-                self.event_sub = None
-            if sub.key is not None and sub.key in self.games:
-                g = self.games[sub.key]
-                if sub in g.subs:
-                    g.subs.remove(sub)
+            self.feed.unsubscribe(sub)
             self.cond.notify_all()
 
     def all_subscribers(self) -> list[Subscriber]:
         with self.cond:
-            subs = [s for g in self.games.values() for s in g.subs]
-            if self.event_sub is not None:
-                subs.append(self.event_sub)
-            return subs
-
-    # --- read-only views -------------------------------------------------------------------------
-    def account_json(self) -> dict[str, Any]:
-        with self.cond:
-            now_ms = int(time.time() * 1000)
-            out: dict[str, Any] = {
-                "id": self.bot.id,
-                "username": self.bot.name,
-                "perfs": {k: {"games": 0, "rating": r, "rd": 500, "prog": 0, "prov": True}
-                          for k, r in self.bot_ratings.items()},
-                "createdAt": now_ms - 86_400_000,
-                "seenAt": now_ms,
-                "playTime": {"total": 0, "tv": 0},
-                "url": f"{self.base_url()}/@/{self.bot.name}",
-                "count": {"all": len(self.games), "rated": 0, "draw": 0, "loss": 0, "win": 0,
-                          "bookmark": 0, "playing": sum(g.status == "started" for g in self.games.values()),
-                          "import": 0, "me": 0},
-                "followable": True,
-                "following": False,
-                "blocking": False,
-            }
-            if self.bot_account:
-                out["title"] = "BOT"
-            return out
-
-    def playing_json(self, nb: int = 9) -> dict[str, Any]:
-        with self.cond:
-            games = [wire.game_event_info(g) for g in self.games.values() if g.status == "started"]
-            games.sort(key=lambda i: (not i["isMyTurn"], i.get("secondsLeft", 0)))
-            return {"nowPlaying": games[:nb], "nbMyTurn": sum(i["isMyTurn"] for i in games)}
+            return self.feed.all_subscribers()
