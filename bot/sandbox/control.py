@@ -322,11 +322,12 @@ class Sandbox:
     def bot_games_today(self) -> int:
         """Games the bot started against BOT opponents in the current bot-limit window."""
         with self.world.cond:
-            return self.world.bot_games(time.monotonic())
+            return self.world.bot_limit.count(time.monotonic())
 
     def set_bot_games_today(self, n: int) -> None:
         """Pretend the bot played `n` games against bots in a window starting now (lila BotLimit)."""
-        self.world.set_bot_games_today(n)
+        with self.world.cond:
+            self.world.bot_limit.restart(n, time.monotonic())
 
     def wait_challenge_answered(self, cid: str, timeout: float = 5.0) -> str:
         """Waits until the challenge is accepted/declined/canceled; returns the status

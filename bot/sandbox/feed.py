@@ -13,6 +13,7 @@ import queue
 from typing import Any, Callable, Iterable
 
 from . import wire
+from .limits import ConnectLimit
 from .state import ApiError, Challenge, Game
 
 EVENT_STREAM_LIMITED = ("Please don't poll this endpoint, it is intended to be streamed. "
@@ -59,32 +60,16 @@ class Feed:
         self.game_subs: dict[str, list[Subscriber]] = {}  # game id -> its open game streams
         self.event_stream_connects = 0      # event streams opened
         self.event_stream_refused = 0       # event stream requests answered 429 (event_stream_limit)
-        self.event_stream_limit = event_stream_limit
-        self._es_used = 0
-        self._es_window_end: float | None = None
+        self.connect_limit = ConnectLimit(*event_stream_limit) if event_stream_limit is not None else None
         self.game_stream_connects: dict[str, int] = {}
 
     # --- the event stream ----------------------------------------------------------------------
-    def _event_stream_allowed(self, now: float) -> bool:
-        """lila Limiters.eventStream (RateLimit, `event_stream_limit` = (credits, window), lila 30 per
-        10 minutes per token): a fixed window that starts with the first counted connect and is cleared
-        `window` seconds later; refused requests do not count."""
-        if self.event_stream_limit is None:
-            return True
-        credits, window = self.event_stream_limit
-        if self._es_window_end is None or now >= self._es_window_end:
-            self._es_used, self._es_window_end = 0, now + window
-        if self._es_used >= credits:
-            self.event_stream_refused += 1
-            return False
-        self._es_used += 1
-        return True
-
     def open_events(self, now: float, games: Iterable[Game], challenges: Iterable[Challenge]) -> Subscriber:
         """Open the event stream (429 over the connect limit): closes the previous one (lila
         EventStream: the new stream ends the old one cleanly), then queues a gameStart for each game in
         progress and a challenge for each open challenge."""
-        if not self._event_stream_allowed(now):
+        if self.connect_limit is not None and not self.connect_limit.allow(now):
+            self.event_stream_refused += 1
             raise ApiError(429, EVENT_STREAM_LIMITED)
         if self.event_sub is not None:
             self.event_sub.close()

@@ -23,6 +23,7 @@ from . import wire
 from .boards import color_name, new_board, other, parse_move
 from .feed import Feed, Subscriber
 from .forms import challenge_form
+from .limits import BOT_LIMIT_KEY, BotLimit
 from .state import ApiError, Challenge, Game, Player, SparringBot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,10 +54,7 @@ class World:
         self.flag_delay_s = flag_delay_s  # how late the referee notices a flag nobody acted on
         # lila BotLimit: games against other bots per day (None = no limit), in a window of
         # bot_limit_reset_s that starts with the sandbox (or with set_bot_games_today).
-        self.bot_games_per_day = bot_games_per_day
-        self.bot_limit_reset_s = bot_limit_reset_s
-        self.bot_games_today = 0
-        self.bot_limit_window_end = time.monotonic() + bot_limit_reset_s
+        self.bot_limit = BotLimit(bot_games_per_day, bot_limit_reset_s, time.monotonic())
         self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
         self.feed = Feed(base_url, event_stream_limit)  # the open streams and what they hear
@@ -133,8 +131,8 @@ class World:
         with self.cond:
             c = self.get_challenge(cid)
             self._answerable(c)
-            if c.challenger.title == "BOT":
-                self._check_bot_limit()
+            if c.challenger.title == "BOT":  # lila apiAccept with BotLimit: 429, the challenge stays open
+                self.bot_limit.check(time.monotonic())
             try:  # a challenge the sandbox cannot play (odd variant key, bad FEN) is refused, not crashed
                 new_board(c.variant, c.initial_fen)
             except ValueError as e:
@@ -148,32 +146,6 @@ class World:
                                  options=c.options)
             c.game_id = g.id
             return g
-
-    def bot_games(self, now: float) -> int:
-        """Games against bots in the current window (a new window starts with 0)."""
-        if now >= self.bot_limit_window_end:
-            self.bot_games_today = 0
-            self.bot_limit_window_end = now + self.bot_limit_reset_s
-        return self.bot_games_today
-
-    def set_bot_games_today(self, n: int) -> None:
-        """Tests: the bot "has played" n games against bots in a window that starts now."""
-        with self.cond:
-            self.bot_games_today = n
-            self.bot_limit_window_end = time.monotonic() + self.bot_limit_reset_s
-
-    def _check_bot_limit(self) -> None:
-        """lila Challenge.apiAccept with BotLimit: accepting a bot's challenge over the daily bot-vs-bot
-        limit -> 429 with a `ratelimit` object (lila CtrlErrors Writes[Limited]) and no Retry-After;
-        the challenge stays open."""
-        now = time.monotonic()
-        limit = self.bot_games_per_day
-        if limit is None or self.bot_games(now) < limit:
-            return
-        seconds = max(1, math.ceil(self.bot_limit_window_end - now))
-        msg = (f"You played {limit} games against other bots today, "
-               "please wait before challenging another bot.")
-        raise ApiError(429, msg, {"error": msg, "ratelimit": {"key": "bot.vsBot.day", "seconds": seconds}})
 
     def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
         """lila Challenge.apiDecline: only an open challenge (else 404); any reason word is taken, an
@@ -231,13 +203,12 @@ class World:
         """lila BotLimit.challengeLimitError on creation: we over our quota -> 429 (Limited), the other
         bot over its own -> 400 with the same ratelimit key (OpponentLimit), both without Retry-After."""
         now = time.monotonic()
-        if self.bot_games_per_day is not None and self.bot_games(now) >= self.bot_games_per_day:
-            self._check_bot_limit()
+        self.bot_limit.check(now)
         if now < target.quota_until:
             msg = (f"{target.player.name} played 100 games against other bots today, please wait until "
                    "tomorrow to challenge them.")
             seconds = max(0, math.ceil(target.quota_until - now))
-            body = {"error": msg, "ratelimit": {"key": "bot.vsBot.day", "seconds": seconds}}
+            body = {"error": msg, "ratelimit": {"key": BOT_LIMIT_KEY, "seconds": seconds}}
             raise ApiError(400, msg, body)
 
     def sparring_answer(self, cid: str) -> None:
@@ -310,8 +281,7 @@ class World:
                 g.tournament_id, g.source = tournament_id, "arena"
             self.games[gid] = g
             if (black if white is self.bot else white).title == "BOT":
-                self.bot_games(time.monotonic())
-                self.bot_games_today += 1
+                self.bot_limit.add_game(time.monotonic())
             self.feed.game_start(g)
             if self.on_game_created is not None:
                 self.on_game_created(g)
