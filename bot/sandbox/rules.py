@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class World:
-    """All sandbox state. Every public method takes `cond` (callers may hold it already)."""
+    """lila's rules over all the sandbox's state. Every public method takes `cond` (callers may hold it
+    already) and tells `feed` what the streams must hear of its change."""
 
     def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
                  base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
@@ -172,9 +173,9 @@ class World:
         """lila OnlineApiUsers: the bots seen online in the last seconds (the bot itself too, while its
         event stream is open), with their ratings per speed, at most `nb`."""
         with self.cond:
-            users = [(b.player, b.ratings) for b in self.sparring.values() if b.online]
+            users = [(b.player, dict(b.ratings)) for b in self.sparring.values() if b.online]
             if self.feed.event_sub is not None and self.bot_account:
-                users.insert(len(users) // 2, (self.bot, self.bot_ratings))
+                users.insert(len(users) // 2, (self.bot, dict(self.bot_ratings)))
             return users if nb is None else users[:max(nb, 0)]
 
     def create_outgoing(self, dest: str, form: dict[str, Any]) -> Challenge:
