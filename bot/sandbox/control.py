@@ -24,11 +24,11 @@ from .opponents import (
     RandomOpponent,
     SparringPolicy,
 )
-from .rules import World
 from .runner import Runner
 from .server import SandboxHTTPServer
 from .state import Challenge, Game, Player, SparringBot
 from .tablebase import TablebaseStandIn
+from .world import World
 
 
 class RequestRecord(NamedTuple):

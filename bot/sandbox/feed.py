@@ -1,7 +1,7 @@
 """The event fan-out: who listens (the bot's event stream, each game's streams) and what each hears.
 
 `Feed` keeps the open ndjson streams and turns a change of the state into the lines Lichess sends
-(shapes from wire.py). It decides no rule of the game: rules.py calls it, under the world's lock,
+(shapes from wire.py). It decides no rule: games.py and world.py call it, under the world's lock,
 after each change, so a stream's snapshot and the events after it can never miss or repeat one.
 The HTTP handler thread drains a `Subscriber`'s queue (server.py).
 """

@@ -8,8 +8,8 @@ import time
 
 from . import opponents as op
 from .boards import other
-from .rules import World
 from .state import ApiError, Challenge, Game
+from .world import World
 
 
 class Runner:

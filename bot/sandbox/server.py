@@ -23,8 +23,8 @@ from . import faults, wire
 from .feed import CLOSE, CUT, Subscriber
 from .forms import TRUEISH, check_chat_form
 from .online import PATHS as ONLINE_PATHS
-from .rules import World
 from .state import ApiError
+from .world import World
 
 if TYPE_CHECKING:  # pragma: no cover
     from .arenas import Tournaments

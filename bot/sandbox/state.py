@@ -1,7 +1,7 @@
 """The sandbox's state: players, challenges, sparring bots and games, with the facts derived from them.
 
 Plain data: nothing here takes the lock, publishes an event or builds JSON. The rules that change it
-are in rules.py (`World`), the JSON shapes in wire.py, the streams in feed.py.
+are in games.py and world.py (`World`), the JSON shapes in wire.py, the streams in feed.py.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
-"""lila's rules in the sandbox: challenges, games, clocks, game ends, draws, takebacks, a gone opponent.
+"""lila's rules of a game in play: its creation, moves and clocks, how it ends, draws, takebacks, chat,
+an opponent gone, a claimed victory, and the referee's tick.
 
-One `World` holds everything behind a single re-entrant lock plus a condition variable (`World.cond`):
-the sandbox is small, and one lock makes every transition (a move, a flag, a stream subscription and
+`GameRules` holds the games behind a single re-entrant lock plus a condition variable (`cond`): the
+sandbox is small, and one lock makes every transition (a move, a flag, a stream subscription and
 its initial snapshot) atomic, so a stream can never miss or duplicate an event. Each rule's docstring
 names the lila file/function it mirrors. The state it changes is in state.py, the streams that hear
-of each change in feed.py (`World.feed`), the JSON shapes in wire.py. Nothing in here starts threads
-or touches sockets; the HTTP layer (server.py) and the background threads (runner.py) call these methods.
+of each change in feed.py (`feed`). The challenges are world.py's (`World` builds on this class).
+Nothing in here starts threads or touches sockets; the HTTP layer (server.py) and the background
+threads (runner.py) call these methods.
 """
 
 from __future__ import annotations
@@ -19,31 +21,26 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import chess
 
-from . import wire
 from .boards import color_name, new_board, other, parse_move
 from .feed import Feed, Subscriber
-from .forms import challenge_form
-from .limits import BOT_LIMIT_KEY, BotLimit
-from .state import ApiError, Challenge, Game, Player, SparringBot
+from .limits import BotLimit
+from .state import ApiError, Game, Player
 
 if TYPE_CHECKING:  # pragma: no cover
     from .opponents import Opponent
 
 
-class World:
-    """lila's rules over all the sandbox's state. Every public method takes `cond` (callers may hold it
-    already) and tells `feed` what the streams must hear of its change."""
+class GameRules:
+    """lila's rules of the games. Every public method takes `cond` (callers may hold it already) and
+    tells `feed` what the streams must hear of its change."""
 
-    def __init__(self, *, bot: Player, bot_account: bool, token: str, seed: int | None,
-                 base_url: Callable[[], str], no_start_s: float, gone_claim_s: float,
-                 no_start_status: str = "aborted", challenge_ttl_s: float | None = None,
-                 flag_delay_s: float = 0.0, gone_tick_s: float = 1.0,
-                 bot_games_per_day: int | None = None, bot_limit_reset_s: float = 3600.0,
-                 event_stream_limit: tuple[int, float] | None = (30, 600.0)):
+    def __init__(self, *, bot: Player, bot_account: bool, seed: int | None, base_url: Callable[[], str],
+                 no_start_s: float, gone_claim_s: float, no_start_status: str, flag_delay_s: float,
+                 gone_tick_s: float, bot_games_per_day: int | None, bot_limit_reset_s: float,
+                 event_stream_limit: tuple[int, float] | None):
         self.cond = threading.Condition(threading.RLock())
         self.bot = bot
         self.bot_account = bot_account
-        self.token = token
         self.rng = random.Random(seed)
         self.base_url = base_url
         self.no_start_s = no_start_s
@@ -51,26 +48,24 @@ class World:
         self.gone_tick_s = gone_tick_s  # lila's round actors tick every 5 s (RoundSocket tickSeconds)
         self._next_gone_tick = time.monotonic() + gone_tick_s
         self.no_start_status = no_start_status
-        self.challenge_ttl_s = challenge_ttl_s
         self.flag_delay_s = flag_delay_s  # how late the referee notices a flag nobody acted on
         # lila BotLimit: games against other bots per day (None = no limit), in a window of
         # bot_limit_reset_s that starts with the sandbox (or with set_bot_games_today).
         self.bot_limit = BotLimit(bot_games_per_day, bot_limit_reset_s, time.monotonic())
-        self.challenges: dict[str, Challenge] = {}
         self.games: dict[str, Game] = {}
         self.feed = Feed(base_url, event_stream_limit)  # the open streams and what they hear
         self.on_game_created: Callable[[Game], None] | None = None
-        self.on_outgoing_challenge: Callable[[Challenge], None] | None = None  # schedules the answer
         self.errors: list[str] = []
-        self.sparring: dict[str, SparringBot] = {}  # by id
-        self.bot_ratings = dict.fromkeys(wire.RATED_SPEEDS, 1500)
 
     # --- helpers ---------------------------------------------------------------------------------
+    def _id_taken(self, gid: str) -> bool:
+        return gid in self.games
+
     def new_id(self, n: int = 8) -> str:
         alphabet = string.ascii_letters + string.digits
         while True:
             gid = "".join(self.rng.choice(alphabet) for _ in range(n))
-            if gid not in self.games and gid not in self.challenges:
+            if not self._id_taken(gid):
                 return gid
 
     def get_game(self, gid: str) -> Game:
@@ -78,187 +73,6 @@ class World:
         if g is None:
             raise ApiError(404, "No such game")
         return g
-
-    def get_challenge(self, cid: str) -> Challenge:
-        c = self.challenges.get(cid)
-        if c is None:
-            raise ApiError(404, "Not found")
-        return c
-
-    # --- challenges ------------------------------------------------------------------------------
-    def add_challenge(self, c: Challenge) -> Challenge:
-        with self.cond:
-            self.challenges[c.id] = c
-            self.feed.challenge(c)
-            self.cond.notify_all()
-            return c
-
-    def _cancel(self, c: Challenge) -> None:
-        """A created challenge withdrawn by its challenger: challengeCanceled on the event stream."""
-        c.status = "canceled"
-        c.answered_at = time.monotonic()
-        self.feed.challenge_canceled(c)
-        self.cond.notify_all()
-
-    def cancel_challenge(self, cid: str) -> None:
-        """The challenger withdraws: challengeCanceled on the bot's stream."""
-        with self.cond:
-            c = self.get_challenge(cid)
-            if c.status == "created":
-                self._cancel(c)
-
-    def expire_challenge(self, cid: str) -> None:
-        """lila ChallengeApi.sweep: an unanswered challenge is removed at its expiry, without any event
-        (status "expired" here; the API then knows it no more: 404)."""
-        with self.cond:
-            c = self.get_challenge(cid)
-            if c.status == "created":
-                c.status = "expired"
-                c.answered_at = time.monotonic()
-                self.cond.notify_all()
-
-    @staticmethod
-    def _answerable(c: Challenge) -> None:
-        """lila Challenge.apiAccept: canceled and declined challenges get their own 400, anything else
-        no longer open (accepted, expired) is unknown: 404."""
-        if c.status == "canceled":
-            raise ApiError(400, "The challenge has been canceled.")
-        if c.status == "declined":
-            raise ApiError(400, "The challenge has been declined.")
-        if c.status != "created":
-            raise ApiError(404, "Not found")
-
-    def accept_challenge(self, cid: str) -> Game:
-        with self.cond:
-            c = self.get_challenge(cid)
-            self._answerable(c)
-            if c.challenger.title == "BOT":  # lila apiAccept with BotLimit: 429, the challenge stays open
-                self.bot_limit.check(time.monotonic())
-            try:  # a challenge the sandbox cannot play (odd variant key, bad FEN) is refused, not crashed
-                new_board(c.variant, c.initial_fen)
-            except ValueError as e:
-                raise ApiError(400, f"Cannot start this game: {e}") from None
-            c.status = "accepted"
-            c.answered_at = time.monotonic()
-            white, black = (c.challenger, c.dest) if c.final_color == "white" else (c.dest, c.challenger)
-            g = self.create_game(gid=c.id, white=white, black=black, bot_color=c.bot_color,
-                                 variant=c.variant, rated=c.rated, clock=c.clock, days=c.days,
-                                 initial_fen=c.initial_fen, moves=(), opponent=c.opponent,
-                                 options=c.options)
-            c.game_id = g.id
-            return g
-
-    def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
-        """lila Challenge.apiDecline: only an open challenge (else 404); any reason word is taken, an
-        unknown one as generic (wire.decline_key). challengeDeclined goes to both sides, so the bot's
-        own stream hears of the challenge it declined."""
-        with self.cond:
-            c = self.get_challenge(cid)
-            if c.status != "created":
-                raise ApiError(404, "Not found")
-            c.status = "declined"
-            c.decline_reason = reason
-            c.decline_body = body
-            c.answered_at = time.monotonic()
-            self.feed.challenge_declined(c)
-            self.cond.notify_all()
-
-    # --- the bot's own challenges (matchmaking) -----------------------------------------------------
-    def add_sparring(self, bot: SparringBot) -> None:
-        with self.cond:
-            self.sparring[bot.player.id] = bot
-            self.cond.notify_all()
-
-    def online_bots(self, nb: int | None) -> list[tuple[Player, dict[str, int]]]:
-        """lila OnlineApiUsers: the bots seen online in the last seconds (the bot itself too, while its
-        event stream is open), with their ratings per speed, at most `nb`."""
-        with self.cond:
-            users = [(b.player, dict(b.ratings)) for b in self.sparring.values() if b.online]
-            if self.feed.event_sub is not None and self.bot_account:
-                users.insert(len(users) // 2, (self.bot, dict(self.bot_ratings)))
-            return users if nb is None else users[:max(nb, 0)]
-
-    def create_outgoing(self, dest: str, form: dict[str, Any]) -> Challenge:
-        """lila Challenge.apiCreate for the bot as challenger: the form (ApiConfig), the destination,
-        Granter's bot rules and BotLimit. Raises ApiError as lila answers."""
-        with self.cond:
-            if dest.lower() == self.bot.id:
-                raise ApiError(400, "You cannot challenge yourself")
-            target = self.sparring.get(dest.lower())
-            if target is None:
-                raise ApiError(400, f"No such user: {dest}")
-            clock, days, rated, color, variant = challenge_form(form)
-            if wire.speed_of(clock, days) == "ultraBullet":  # lila ChallengeGranter BotUltraBullet
-                raise ApiError(400, "Bots cannot play UltraBullet. Choose a slower time control.")
-            self._check_create_limits(target)
-            final = color if color != "random" else self.rng.choice(["white", "black"])
-            c = Challenge(id=self.new_id(), challenger=self.bot, dest=target.player, variant=variant,
-                          rated=rated, clock=clock, days=days, color=color, final_color=final,
-                          initial_fen=None, opponent=target.play(), outgoing=True)
-            self.add_challenge(c)  # lila's event stream tells both sides of a new challenge
-            if self.on_outgoing_challenge is not None:
-                self.on_outgoing_challenge(c)
-            return c
-
-    def _check_create_limits(self, target: SparringBot) -> None:
-        """lila BotLimit.challengeLimitError on creation: we over our quota -> 429 (Limited), the other
-        bot over its own -> 400 with the same ratelimit key (OpponentLimit), both without Retry-After."""
-        now = time.monotonic()
-        self.bot_limit.check(now)
-        if now < target.quota_until:
-            msg = (f"{target.player.name} played 100 games against other bots today, please wait until "
-                   "tomorrow to challenge them.")
-            seconds = max(0, math.ceil(target.quota_until - now))
-            body = {"error": msg, "ratelimit": {"key": BOT_LIMIT_KEY, "seconds": seconds}}
-            raise ApiError(400, msg, body)
-
-    def sparring_answer(self, cid: str) -> None:
-        """The sparring bot answers an open challenge of the bot by its policy (runner.py calls this
-        after its answer delay): accepted -> the game starts (gameStart), declined -> challengeDeclined
-        with the reason, both on the bot's event stream."""
-        from .opponents import NO_ANSWER, Offer
-
-        with self.cond:
-            c = self.challenges.get(cid)
-            target = self.sparring.get(c.dest.id) if c is not None else None
-            if c is None or target is None or c.status != "created":
-                return  # cancelled meanwhile
-            offer = Offer(c.clock, c.days, c.rated, c.variant, wire.speed_of(c.clock, c.days))
-            reason = target.policy.answer(offer, self.rng)
-            if reason == NO_ANSWER:
-                return
-            if reason is not None:
-                self.decline_challenge(cid, reason)
-                return
-            c.status = "accepted"
-            c.answered_at = time.monotonic()
-            white, black = (c.challenger, c.dest) if c.final_color == "white" else (c.dest, c.challenger)
-            g = self.create_game(gid=c.id, white=white, black=black, bot_color=c.bot_color, variant=c.variant,
-                                 rated=c.rated, clock=c.clock, days=c.days, initial_fen=None, moves=(),
-                                 opponent=c.opponent, options=c.options)
-            c.game_id = g.id
-            target.games += 1
-
-    def cancel_by_bot(self, cid: str) -> None:
-        """lila Challenge.apiCancel: our own open challenge -> canceled (challengeCanceled); one sent to
-        us -> declined generic; a game not yet started by both (the challenge was accepted) -> aborted;
-        anything else -> 404."""
-        with self.cond:
-            c = self.challenges.get(cid)
-            if c is not None and c.status == "created":
-                if not c.outgoing:
-                    self.decline_challenge(cid, "generic")
-                    return
-                self._cancel(c)
-                return
-            g = self.games.get(cid)
-            if g is not None and g.status == "started" and g.plies_in_game < 2:
-                self._finish(g, "aborted", None, time.monotonic())
-                return
-            if g is not None and g.status == "started":
-                raise ApiError(400, "The game can no longer be aborted")
-            raise ApiError(404, "Not found")
-
     # --- games -----------------------------------------------------------------------------------
     def create_game(self, *, gid: str | None, white: Player, black: Player, bot_color: str, variant: str,
                     rated: bool, clock: tuple[int, int] | None, days: int | None, initial_fen: str | None,
@@ -665,7 +479,7 @@ class World:
 
     # --- time-driven rules (called by the referee thread) ----------------------------------------
     def tick(self, now: float) -> float:
-        """Apply flags, first-move aborts, gone countdowns and challenge expiry.
+        """Apply flags, first-move aborts and gone countdowns.
 
         Returns the seconds until the next deadline (so the referee can sleep just that long)."""
         nxt = 1.0
@@ -697,27 +511,9 @@ class World:
                         self._notify_gone(g, now)
                 self.cond.notify_all()
             nxt = min(nxt, self._next_gone_tick - now)
-            if self.challenge_ttl_s is not None:
-                for c in list(self.challenges.values()):
-                    if c.status == "created":
-                        left_s = c.created + self.challenge_ttl_s - now
-                        if left_s <= 0:
-                            self.expire_challenge(c.id)
-                        else:
-                            nxt = min(nxt, left_s)
         return max(0.0, nxt)
 
-    # --- streams (feed.py keeps them; opened and closed under the lock) --------------------------
-    def subscribe_events(self) -> Subscriber:
-        """The bot's event stream (feed.Feed.open_events: 429 over the connect limit, the previous
-        stream closed, a snapshot of the games in progress and the open challenges)."""
-        with self.cond:
-            try:
-                sub = self.feed.open_events(time.monotonic(), self.games.values(), self.challenges.values())
-            finally:
-                self.cond.notify_all()
-            return sub
-
+    # --- a game's streams (feed.py keeps them; opened and closed under the lock) -------------------
     def subscribe_game(self, gid: str) -> Subscriber:
         with self.cond:
             sub = self.feed.open_game(self.get_game(gid))
