@@ -140,7 +140,7 @@ def D(q, l, e, E, z, n, b, A, T, g):  # noqa: C901  (one function, as in the ori
     # PORT: the recursive calls must not pass anything numba types as a literal constant (0, S, or F
     # right after F=S): it would compile Literal[int] specialisations of D beside the declared
     # signature, and a cached recursive function with two signatures crashes the next process (numba
-    # issue #6061). Adding ZERO makes the value a plain int64. tests/test_engine_cache.py guards this.
+    # issue #6061). Adding ZERO makes the value a plain int64. tests/engine/test_runtime.py guards this.
     ZERO = np.int64(0)
     NOSQ = ZERO + S
     saveX = X                                      # PORT: best move of the last completed root iteration

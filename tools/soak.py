@@ -74,7 +74,7 @@ SAMPLE_EVERY_S = 2.0
 ARENA = "soakarena"  # the sandbox's arena of an --everything run (tournaments.arenas)
 NORMAL_END = ("mate", "resign", "stalemate", "draw", "timeout", "outoftime", "variantEnd")
 ABORTED = ("aborted", "noStart")
-ILLEGAL_PREFIX = "Piece on"  # the sandbox's refusal of a move the rules do not allow (model.py)
+ILLEGAL_PREFIX = "Piece on"  # the sandbox's refusal of a move the rules do not allow (bot/sandbox/boards.py)
 
 _LATENCY = re.compile(r"state->POST (\d+) ms, overhead ([\d.]+) ms")
 _RECONNECT = re.compile(r": (events|stream:\w+): .*; reconnecting in")
@@ -636,7 +636,7 @@ class _Run:
                 report.restart_reasons.append(f"exited with code {bot.proc.returncode if bot.proc else None}")
                 say(f"bot process died ({report.restart_reasons[-1]}); restarting it")
                 self.start_bot()
-            if sb.world.event_sub is None and not chaos_restarting(self.chaos):
+            if sb.world.feed.event_sub is None and not chaos_restarting(self.chaos):
                 no_stream_since = no_stream_since or now
                 if now - no_stream_since > 60:
                     report.process_restarts += 1

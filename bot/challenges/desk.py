@@ -13,7 +13,7 @@ challenger withdraws it, and is declined `later` only when the queue is full or 
 
 The queue's decisions (which challenge next, has it waited too long, does it wait, is an answer sent
 again) are the plain functions at the top, tested without a thread or a socket
-(tests/test_challenge_desk.py); the class holds the state, the lock and the requests.
+(tests/bot/challenges/test_desk.py); the class holds the state, the lock and the requests.
 """
 
 from __future__ import annotations

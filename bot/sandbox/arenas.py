@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from .model import ApiError, Player, World
+from .state import ApiError, Player
+from .world import World
 
 if TYPE_CHECKING:  # pragma: no cover
     from .opponents import Opponent

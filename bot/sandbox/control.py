@@ -13,7 +13,6 @@ import chess
 from . import faults as flt
 from . import wire
 from .arenas import Arena, Tournaments, pairing_thread
-from .model import Challenge, Game, Player, SparringBot, World
 from .online import OnlineStandIns
 from .opponents import (
     AcceptAll,
@@ -27,7 +26,9 @@ from .opponents import (
 )
 from .runner import Runner
 from .server import SandboxHTTPServer
+from .state import Challenge, Game, Player, SparringBot
 from .tablebase import TablebaseStandIn
+from .world import World
 
 
 class RequestRecord(NamedTuple):
@@ -321,11 +322,12 @@ class Sandbox:
     def bot_games_today(self) -> int:
         """Games the bot started against BOT opponents in the current bot-limit window."""
         with self.world.cond:
-            return self.world.bot_games(time.monotonic())
+            return self.world.bot_limit.count(time.monotonic())
 
     def set_bot_games_today(self, n: int) -> None:
         """Pretend the bot played `n` games against bots in a window starting now (lila BotLimit)."""
-        self.world.set_bot_games_today(n)
+        with self.world.cond:
+            self.world.bot_limit.restart(n, time.monotonic())
 
     def wait_challenge_answered(self, cid: str, timeout: float = 5.0) -> str:
         """Waits until the challenge is accepted/declined/canceled; returns the status
@@ -427,8 +429,8 @@ class Sandbox:
             bot_move_times=list(g.bot_move_times), bot_move_latency=list(g.bot_move_latency),
             rejected_moves=list(g.rejected_moves), opponent_gone=g.opponent_gone,
             opponent_errors=list(g.opponent_errors),
-            stream_connects=self.world.game_stream_connects.get(g.id, 0),
-            open_streams=sum(1 for sub in g.subs if not sub.done),
+            stream_connects=self.world.feed.game_stream_connects.get(g.id, 0),
+            open_streams=sum(1 for sub in self.world.feed.game_subs.get(g.id, ()) if not sub.done),
             flagged=g.flagged, castling_as_king_takes_rook=g.castling_kxr,
             pending_takeback=frozenset(g.pending_takeback), takebacks=tuple(g.takebacks),
         )
@@ -452,19 +454,19 @@ class Sandbox:
 
     def wait_event_stream(self, timeout: float = 5.0, connects: int = 1) -> bool:
         """Waits until an event stream is open and there were at least `connects` connections."""
-        w = self.world
-        return self.wait_until(lambda: w.event_sub is not None and w.event_stream_connects >= connects,
+        feed = self.world.feed
+        return self.wait_until(lambda: feed.event_sub is not None and feed.event_stream_connects >= connects,
                                timeout)
 
     @property
     def event_stream_connects(self) -> int:
         """Event streams opened (requests refused with 429 not included)."""
-        return self.world.event_stream_connects
+        return self.world.feed.event_stream_connects
 
     @property
     def event_stream_refused(self) -> int:
         """Event stream requests answered 429 by the connect limit (event_stream_limit)."""
-        return self.world.event_stream_refused
+        return self.world.feed.event_stream_refused
 
     @property
     def errors(self) -> list[str]:
@@ -498,12 +500,12 @@ class Sandbox:
     def cut_event_stream(self) -> None:
         """Drop the open event stream abruptly (the client sees a broken chunked body)."""
         with self.world.cond:
-            if self.world.event_sub is not None:
-                self.world.event_sub.cut()
+            if self.world.feed.event_sub is not None:
+                self.world.feed.event_sub.cut()
 
     def cut_game_stream(self, gid: str) -> None:
         with self.world.cond:
-            for s in self.world.get_game(gid).subs:
+            for s in self.world.feed.game_subs.get(self.world.get_game(gid).id, ()):
                 s.cut()
 
     def restart(self, downtime_s: float = 2.0, mode: str = "refuse", wait: bool = False) -> None:

@@ -7,7 +7,9 @@ import threading
 import time
 
 from . import opponents as op
-from .model import ApiError, Challenge, Game, World, other
+from .boards import other
+from .state import ApiError, Challenge, Game
+from .world import World
 
 
 class Runner:

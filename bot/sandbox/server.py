@@ -20,8 +20,11 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import faults, wire
-from .model import CLOSE, CUT, ApiError, Subscriber, World
+from .feed import CLOSE, CUT, Subscriber
+from .forms import TRUEISH, check_chat_form
 from .online import PATHS as ONLINE_PATHS
+from .state import ApiError
+from .world import World
 
 if TYPE_CHECKING:  # pragma: no cover
     from .arenas import Tournaments
@@ -99,29 +102,6 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"/api/swiss/(?P<tid>[^/]+)", "h_swiss"),
     ]
 ]
-
-# lila.common.Form.trueish: these words mean yes; every other word means no (never an error).
-_TRUEISH = {"1", "true", "True", "on", "yes"}
-
-
-CHAT_MAX = 140  # lila.chat.Line.textMaxSize
-
-
-def _check_chat_form(text: str, room: str) -> None:
-    """lila BotForm.chat: `text` required, at most 140 characters; `room` player or spectator.
-    A bad form -> 400 with lila's form-error body {"error": {field: [message, ...]}}."""
-    errors: dict[str, list[str]] = {}
-    if not text:
-        errors["text"] = ["This field is required"]
-    elif len(text) > CHAT_MAX:
-        errors["text"] = [f"Maximum length is {CHAT_MAX}"]
-    if not room:
-        errors["room"] = ["This field is required"]
-    elif room not in ("player", "spectator"):
-        errors["room"] = ["Invalid value"]
-    if errors:
-        raise ApiError(400, "Invalid form", {"error": errors})
-
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -328,10 +308,14 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- endpoints -------------------------------------------------------------------------------
     def h_account(self, query: dict[str, str], body: Any) -> Any:
-        return self.world.account_json()
+        w = self.world
+        with w.cond:
+            games, now_ms = list(w.games.values()), int(time.time() * 1000)
+            return wire.account_json(w.bot, w.bot_account, w.bot_ratings, games, w.base_url(), now_ms)
 
     def h_playing(self, query: dict[str, str], body: Any) -> Any:
-        return self.world.playing_json(int(query.get("nb") or 9))
+        with self.world.cond:
+            return wire.now_playing_json(self.world.games.values(), int(query.get("nb") or 9))
 
     def h_upgrade(self, query: dict[str, str], body: Any) -> Any:
         with self.world.cond:
@@ -378,22 +362,23 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             nb = None
         sub = Subscriber("online")
-        for user in self.world.online_bots(nb):
-            sub.send(user)
+        now_ms = int(time.time() * 1000)
+        for player, ratings in self.world.online_bots(nb):
+            sub.send(wire.online_bot_json(player, ratings, now_ms))
         sub.close()
         self._stream(sub)
 
     def h_move(self, query: dict[str, str], body: Any, gid: str, move: str) -> Any:
         self._require_bot()
         offer = query.get("offeringDraw")
-        self.world.bot_move(gid, move, offering_draw=None if offer is None else offer in _TRUEISH)
+        self.world.bot_move(gid, move, offering_draw=None if offer is None else offer in TRUEISH)
         return {"ok": True}
 
     def h_chat(self, query: dict[str, str], body: Any, gid: str) -> Any:
         self._require_bot()
         b = body if isinstance(body, dict) else {}
         text, room = str(b.get("text") or "").strip(), str(b.get("room") or "")
-        _check_chat_form(text, room)
+        check_chat_form(text, room)
         self.world.bot_chat(gid, room, text)
         return {"ok": True}
 
@@ -409,12 +394,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_draw(self, query: dict[str, str], body: Any, gid: str, accept: str) -> Any:
         self._require_bot()
-        self.world.bot_draw(gid, accept in _TRUEISH)  # lila BotPlayer.setDraw: always 200
+        self.world.bot_draw(gid, accept in TRUEISH)  # lila BotPlayer.setDraw: always 200
         return {"ok": True}
 
     def h_takeback(self, query: dict[str, str], body: Any, gid: str, accept: str) -> Any:
         self._require_bot()
-        self.world.bot_takeback(gid, accept in _TRUEISH)  # lila BotPlayer.setTakeback: always 200
+        self.world.bot_takeback(gid, accept in TRUEISH)  # lila BotPlayer.setTakeback: always 200
         return {"ok": True}
 
     def h_claim_victory(self, query: dict[str, str], body: Any, gid: str) -> Any:

@@ -1,4 +1,4 @@
-"""Lichess wire format: the JSON shapes the sandbox sends, built from model objects.
+"""Lichess wire format: the JSON shapes the sandbox sends, built from the state (state.py).
 
 Everything here mirrors the Lichess OpenAPI description (GameFullEvent, GameStateEvent, ChallengeJson,
 GameEventInfo, ...) so that berserk and the bot see exactly what they would see from lichess.org.
@@ -7,10 +7,10 @@ The facts are copied into code on purpose: tests must not depend on the API desc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .model import Challenge, Game, Player
+    from .state import Challenge, Game, Player
 
 # Game status names and their numeric ids (scalachess Status).
 STATUS_IDS: dict[str, int] = {
@@ -72,8 +72,6 @@ VARIANTS: dict[str, tuple[str, str]] = {
     "threeCheck": ("Three-check", "3check"),
     "fromPosition": ("From Position", "FEN"),
 }
-
-CORRESPONDENCE_MS = 2147483647  # what Lichess sends as wtime/btime when there is no running clock
 
 # Perf icons as Lichess sends them in ChallengeJson.perf (private-use glyphs of its icon font).
 _PERF_ICONS = {
@@ -283,4 +281,35 @@ def game_event_info(g: Game) -> dict[str, Any]:
         out["ratingDiff"] = 0
     if g.tournament_id is not None:
         out["tournamentId"] = g.tournament_id
+    return out
+
+
+def now_playing_json(games: Iterable[Game], nb: int) -> dict[str, Any]:
+    """/api/account/playing: the games in progress, the bot's turn first, then by time left."""
+    infos = [game_event_info(g) for g in games if g.status == "started"]
+    infos.sort(key=lambda i: (not i["isMyTurn"], i.get("secondsLeft", 0)))
+    return {"nowPlaying": infos[:nb], "nbMyTurn": sum(i["isMyTurn"] for i in infos)}
+
+
+def account_json(bot: Player, bot_account: bool, ratings: dict[str, int], games: list[Game], base_url: str,
+                 now_ms: int) -> dict[str, Any]:
+    """/api/account: the bot's own user (its perfs from `ratings`, its game counts)."""
+    out: dict[str, Any] = {
+        "id": bot.id,
+        "username": bot.name,
+        "perfs": {k: {"games": 0, "rating": r, "rd": 500, "prog": 0, "prov": True}
+                  for k, r in ratings.items()},
+        "createdAt": now_ms - 86_400_000,
+        "seenAt": now_ms,
+        "playTime": {"total": 0, "tv": 0},
+        "url": f"{base_url}/@/{bot.name}",
+        "count": {"all": len(games), "rated": 0, "draw": 0, "loss": 0, "win": 0,
+                  "bookmark": 0, "playing": sum(g.status == "started" for g in games),
+                  "import": 0, "me": 0},
+        "followable": True,
+        "following": False,
+        "blocking": False,
+    }
+    if bot_account:
+        out["title"] = "BOT"
     return out

@@ -805,7 +805,7 @@ def junk_event_line(rng: random.Random) -> str:
 def push(sb: Sandbox, gid: str | None, line: str) -> None:
     """Put a line into a live stream, as if the server had sent it."""
     with sb.world.cond:
-        subs = list(sb.world.games[gid].subs) if gid is not None else [sb.world.event_sub]
+        subs = list(sb.world.feed.game_subs.get(gid, ())) if gid is not None else [sb.world.feed.event_sub]
     for sub in subs:
         if sub is not None and not sub.done:
             sub.q.put(line)

@@ -255,7 +255,7 @@ def test_event_stream_connect_limit_fixed_window():
             next(iter(client_for(s).bots.stream_incoming_events()))
         assert ei.value.status_code == 429
         assert (s.event_stream_connects, s.event_stream_refused) == (3, 2)
-        assert s.world.event_sub is not None  # a refused request leaves the open stream alone
+        assert s.world.feed.event_sub is not None  # a refused request leaves the open stream alone
         time.sleep(max(0.0, t0 + 1.1 - time.monotonic()))  # the window is cleared 1 s after the first
         Reader(client_for(s).bots.stream_incoming_events())
         assert s.wait_event_stream(3, connects=4)
