@@ -8,8 +8,11 @@ offers and answers and resignation by the score rule, the opponent's takeback of
 the `takeback` rule, an abort when the opponent never makes a first move, a claim of victory when
 the opponent has left, and the chat (`bot.games.chat`): a greeting and a goodbye in both rooms, and the
 answers to commands, queued for the game's chat sender so that no chat request ever delays a move.
-The stream is read by a reader thread of its own (`Game._events`), which answers chat lines itself,
-so that an answer never waits for a search, and hands every other event to the game thread.
+The stream is read by a reader thread of its own (`bot.games.stream`), which answers chat lines
+itself, so that an answer never waits for a search, and hands every other event to the game thread.
+The game's decisions (draws, resignation, takebacks, abort, claim, a move's limits) are plain
+functions in `bot.games.rules`, and which state is stale in `bot.games.stale`: this thread gathers
+the facts, asks them, and acts on the answer.
 
 Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
 before we think when it is our turn; a state from before our own move is not answered (our move
@@ -34,47 +37,31 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
-from bot.games import chat, records
+from bot.games import chat, records, rules, stale
+from bot.games.memory import GameMemory
+from bot.games.played import PlayedMove
 from bot.games.position import EngineLike, GamePosition
+from bot.games.stream import LIVE, game_events
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
 from engine import timeman
-from engine.board import PAWN
 
 log = logging.getLogger(__name__)
 
-LIVE = ("created", "started")  # every other status ends the game
-MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later opponentGone says more)
-# Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):
-# a game not over this long after a claim may claim again.
-CLAIM_AGAIN_AFTER_S = 3.0
 # After the game thread ends, its chat sender may go on this long with the lines still queued (the
 # goodbye, answers held by a 429 pause): Lichess takes chat in a finished game, and Lichess asks a
 # client answered 429 to wait a full minute, so a line held by such a pause (bot network.rate_limit_pause_s,
 # 60 s by default) still goes, even after a second 429. A line still held then is dropped (one log line).
 CHAT_AFTER_END_S = 120.0
-# The game thread looks this often whether the bot is stopping while it waits for the stream's next event.
-STOP_POLL_S = 0.25
-# Lichess ignores a draw offer made within 20 plies of the same player's last one
-# (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
-DRAW_OFFER_GAP_PLIES = 20
-# Our offer stands until the opponent moves, and a flag with it standing is a draw, not our win
-# (lila Finisher.outOfTime): no offer while the opponent has less than this, or a third of the
-# initial clock in faster games.
-DRAW_OFFER_MIN_OPPONENT_MS = 30_000
-UNKNOWN = -1  # the takebacks accepted in a game found in progress (see _setup)
-# An arena draw in fewer plies earns neither player a point (lila arena ScoringSystem, Pairing.quickDraw:
-# turns < 20); lila does not forbid the offer, so the bot simply neither offers nor accepts one before.
-ARENA_QUICK_DRAW_PLIES = 20
 
 
 class BadData(ValueError):
@@ -91,6 +78,17 @@ def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
+@dataclass(frozen=True)
+class Unsent:
+    """Our move whose POST failed without a refusal (a 5xx, a cut, a timeout): the server may or may
+    not have it. Sent again, unsearched, if the fresh state shows it does not."""
+
+    ply: int
+    played: PlayedMove
+    budget: timeman.Limits
+    offer: bool  # the draw offer that went with it
+
+
 class Game:
     """Plays one game until the server says it is over (or the bot shuts down)."""
 
@@ -99,8 +97,7 @@ class Game:
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
                  may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
-                 takeback_counts: dict[str, int] | None = None,
-                 move_notes: dict[str, dict[int, records.MoveNote]] | None = None):
+                 memory: GameMemory | None = None):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -131,25 +128,22 @@ class Game:
         self._moved_at_ply = -1  # the ply count at which we last posted a move
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
-        # A move whose POST failed without a refusal (a 5xx, a cut, a timeout): the server may or may
-        # not have it. (ply, search result, budget, draw offer); sent again, unsearched, if not.
-        self._unsent: tuple[int, Any, timeman.Limits, bool] | None = None
+        self._unsent: Unsent | None = None
         self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
         self._said_goodbye = False
         self.outbox = chat.Outbox(game_id, li)
         self._commands = chat.Commands(cfg.chat, me)
-        self._chat_lock = threading.Lock()  # chat lines are answered by the stream's reader (see _events)
+        self._chat_lock = threading.Lock()  # chat lines are answered by the stream's reader too
         self._set_up = threading.Event()  # a gameFull was handled
         # Our search results and what they led to.
-        self.scores: list[int] = []
+        self._scored: list[tuple[int, int]] = []  # (ply, score) of our scored moves; a takeback drops some
         self.last_search: chat.Search | None = None  # what !eval tells
-        self._score_plies: list[int] = []  # the ply of each score: a takeback drops the later ones
         self._last_offer_ply = -10**6
         self._draw_answered_ply = -1
-        # Takebacks accepted per game id: the runner's, so that the count outlives a correspondence
-        # visit and a reopened stream (bot/process/runner.py); a game of its own without one.
-        self._takeback_counts: dict[str, int] = takeback_counts if takeback_counts is not None else {}
+        # The runner's, so that the takebacks accepted and the record's notes outlive a correspondence
+        # visit and a reopened stream (bot/process/runner.py); a game of its own has one of its own.
+        self.memory = memory if memory is not None else GameMemory()
         self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
         # The ply at which we said yes to a takeback whose shorter game we have not seen yet. We never
         # propose one, so the server's game gets shorter only after such a yes (1 or 2 plies, lila's
@@ -159,8 +153,7 @@ class Game:
         self.status: str | None = None
         self.winner: str | None = None
         self.record = records.GameRecord(game_id)  # filled by gameFull, our moves and the final state
-        if move_notes is not None:  # the runner's: a correspondence game's record spans its visits
-            self.record.notes = move_notes.setdefault(game_id, {})
+        self.record.notes = self.memory.notes  # a correspondence game's record spans its visits
         self.record_path = None  # where the record went (None: off, not over, or the write failed)
         self._recorded = False
         self._abort_timer: threading.Timer | None = None
@@ -180,6 +173,32 @@ class Game:
     def alive(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
 
+    @property
+    def scores(self) -> list[int]:
+        """Our scored moves' scores, oldest first (what the draw and resign rules judge)."""
+        return [score for _, score in self._scored]
+
+    @property
+    def moved_at_ply(self) -> int:
+        """The ply count at which we last posted a move (-1: none, or it was taken back)."""
+        return self._moved_at_ply
+
+    @property
+    def resync(self) -> bool:
+        """The last event asked for a fresh stream (a refused or lost move, an unusable or stale
+        event): the thread reopens it, and calls `stream_opened`."""
+        return self._resync
+
+    def stream_opened(self) -> None:
+        """A fresh stream opens: what asked for it has been done."""
+        self._resync = False
+
+    @property
+    def claim_wait_s(self) -> float | None:
+        """How long the pending claim timer waits (None: none)."""
+        timer = self._claim_timer
+        return None if timer is None else timer.interval
+
     def run(self) -> None:
         log.info("game %s: starting", self.id)
         try:
@@ -188,9 +207,10 @@ class Game:
             self.position = GamePosition(self.engine, f"game {self.id}", self._sources)
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
-                self._resync = False
-                for event, received in self._events():
-                    self._handle(event, received)
+                self.stream_opened()
+                events = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat)
+                for event, received in events:
+                    self.handle(event, received)
                     if self._resync or self._stream_stop.is_set():
                         break
                 # A lost move is retried at once; a move the server keeps refusing backs off, so it
@@ -204,61 +224,13 @@ class Game:
         except Exception:  # noqa: BLE001 - a bug must not take the process down; log it whole
             log.exception("game %s: unexpected error; leaving the game", self.id)
         finally:
-            self._cancel_timers()
+            self.cancel_timers()
             self._drop_engine()
             self.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: sent from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             self.ended.set()
             if self._on_end is not None:
                 self._on_end(self)
-
-    def _events(self) -> Iterator[tuple[dict[str, Any], float]]:
-        """The game stream's events with the time each arrived, until the game thread stops asking
-        (a resync opens a fresh stream) or `_stream_stop` is set.
-
-        A reader thread of its own reads the stream (`Lichess.stream_game`, which reconnects), so
-        that a chat line is answered while the game thread thinks: the reader answers chat lines
-        itself (once the gameFull has told who the opponent is) and hands every other event to the
-        game thread in order. A reader left behind by a resync drops what it reads next and ends."""
-        stop = threading.Event()
-        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        reader = threading.Thread(target=self._read_stream, args=(stop, events), name=f"stream-{self.id}",
-                                  daemon=True)
-        reader.start()
-        try:
-            while not self._stream_stop.is_set():
-                try:
-                    item = events.get(timeout=STOP_POLL_S)
-                except queue.Empty:
-                    continue
-                if item is None:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-
-    def _read_stream(self, stop: threading.Event, events: queue.SimpleQueue[Any]) -> None:
-        """The reader thread of `_events`: ends with None, or the exception that ended the stream."""
-        try:
-            for event in self.li.stream_game(self.id, stop):
-                received = time.monotonic()
-                if stop.is_set():
-                    break
-                if event.get("type") == "chatLine" and self._set_up.is_set():
-                    try:
-                        self._on_chat(event)
-                    except Exception:  # noqa: BLE001 - a bug costs the answer, never the stream
-                        log.exception("game %s: error while answering a chat line", self.id)
-                    continue
-                events.put((event, received))
-                if _ends_game(event):
-                    stop.set()  # the server closes the stream next: no reconnection to a finished game
-        except BaseException as e:  # noqa: BLE001 - handed to the game thread, which handles it as before
-            events.put(e)
-            return
-        events.put(None)
 
     def _drop_engine(self) -> None:
         """Let go of the engine and its hash table (most of our memory): back to the pool it came
@@ -300,7 +272,9 @@ class Game:
 
     # ------------------------------------------------------------ events
 
-    def _handle(self, event: dict[str, Any], received: float) -> None:
+    def handle(self, event: dict[str, Any], received: float) -> None:
+        """One event of the game stream (the game thread's, in order; `received`: its monotonic
+        arrival time)."""
         kind = event.get("type")
         try:
             if kind == "gameFull":
@@ -397,12 +371,10 @@ class Game:
         state_moves = str(_section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
             self._greeted = True  # a game resumed after a restart has been greeted already
-        if self.id not in self._takeback_counts:
-            # First seen in progress (resumed after a restart): its takebacks so far are unknown, so
-            # none is granted ("at most N per game" must hold).
-            self._takeback_counts[self.id] = 0 if len(state_moves) < 2 else UNKNOWN
-        our_first_ply = 2 - self._plies_until_opponent_moved()  # 0 when we move first, else 1
-        if self.visit and len(state_moves) != our_first_ply:
+        # First seen in progress (resumed after a restart): its takebacks so far are unknown, so none
+        # is granted ("at most N per game" must hold).
+        self.memory.first_seen(len(state_moves))
+        if self.visit and len(state_moves) != self._our_first_ply():
             self._greeted = True  # a correspondence game is greeted on the visit of our first move only
         self._watch_first_move(state_moves)
 
@@ -443,33 +415,26 @@ class Game:
             raise BadData("a state without a move list")
         moves = state["moves"].split()
         before = len(self.position.moves) if known is None else known
-        taken_back = self._taken_back(len(moves), before)
-        if len(moves) < before and not taken_back and known is None:
+        step = stale.next_state(len(moves), before, known is not None, self._noted_plies())
+        if step.action == stale.SKIP:
             log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
                      "skipped", self.id, len(moves), before)
             return
-        if known is None and not self._ours_sent(before, len(moves)):
-            # A stale line replayed after a takeback brings back a move of ours that is gone. A fresh
-            # gameFull says where the game is (and is believed: a misjudged state costs a reconnect).
+        if step.action == stale.RESYNC:
             log.info("game %s: a state with a move of ours we did not send (plies %d to %d): stale, skipped;"
                      " reopening the stream", self.id, before + 1, len(moves))
             self._resync = True
             return
-        if len(moves) > before:
+        if step.went_on:
             self._takeback_yes = None  # the game went on: a takeback we said yes to did not happen
         # The server has a move at the ply of our unconfirmed move: our POST went through after all
         # (taken as such only once the list is followed: an unusable one proves nothing).
-        confirmed = self._unsent is not None and len(moves) > self._unsent[0]
-        # With a move unconfirmed, the engine (which played it) is legitimately one move ahead.
-        posted_at = self._moved_at_ply if self._unsent is None else self._unsent[0]
-        if confirmed:
-            posted_at = max(self._moved_at_ply, posted_at)
-        if not self.position.update(moves, posted_at):
+        if not self.position.update(moves, step.posted_at):
             raise BadData("its moves cannot be replayed from the game's start")
-        if taken_back:
-            self._forget_taken_back(before - len(moves))
-        if confirmed:
-            self._moved_at_ply, self._unsent = posted_at, None
+        if step.taken_back:
+            self._forget_taken_back(step.taken_back)
+        if step.confirmed:
+            self._moved_at_ply, self._unsent = step.posted_at, None
         if self._opponent_moved() and self._abort_timer is not None:
             self._abort_timer.cancel()
         if self._answer_takeback(state, len(moves)):
@@ -480,13 +445,11 @@ class Game:
         elif offered:
             self._accept_draw()
 
-    # ------------------------------------------------------------ takebacks
+    def _noted_plies(self) -> stale.Plies:
+        return stale.Plies(self._moved_at_ply, self._unsent.ply if self._unsent is not None else None,
+                           self._takeback_yes, self._our_first_ply())
 
-    def _taken_back(self, plies: int, before: int) -> bool:
-        """Is a move list of `plies` after `before` seen the takeback we said yes to? (1 or 2 plies
-        back from where we said it; a gameFull may bring it when the stream lost its state.)"""
-        yes = self._takeback_yes
-        return plies < before and yes is not None and yes - 2 <= plies < yes
+    # ------------------------------------------------------------ takebacks
 
     def _forget_taken_back(self, plies: int) -> None:
         """The server's game got `plies` shorter (a takeback; the engine followed in position.update):
@@ -495,11 +458,9 @@ class Game:
         ply = self.position.ply
         if self._moved_at_ply >= ply:
             self._moved_at_ply = -1
-        if self._unsent is not None and self._unsent[0] >= ply:
+        if self._unsent is not None and self._unsent.ply >= ply:
             self._unsent = None
-        kept = [n for n, at in enumerate(self._score_plies) if at < ply]
-        self.scores = [self.scores[n] for n in kept]
-        self._score_plies = [self._score_plies[n] for n in kept]
+        self._scored = [(at, score) for at, score in self._scored if at < ply]
         for at in [at for at in self.record.notes if at >= ply]:
             del self.record.notes[at]
         if self._draw_answered_ply >= ply:
@@ -521,13 +482,13 @@ class Game:
         if not flag:
             self._takeback_answered_ply = -1  # no offer standing: the next one gets its own answer
             return False
-        posted_here = self._moved_at_ply == ply or (self._unsent is not None and self._unsent[0] == ply)
-        if self._takeback_answered_ply == ply or posted_here:
-            # Answered already (a repeated state must not repeat it), or a state from before our move,
-            # which ended the offer: Lichess would take a yes now for an offer of ours.
+        posted = (self._moved_at_ply, self._unsent.ply if self._unsent is not None else -1)
+        if not rules.takeback_needs_answer(ply, self._takeback_answered_ply, posted):
             return False
         self._takeback_answered_ply = ply
-        accept, why = self._takeback_rule()
+        memory = self.memory
+        accept, why = rules.takeback_answer(self.cfg.takeback, self.opponent_is_bot, self.rated,
+                                            memory.takebacks_accepted, memory.takebacks_known)
         log.info("game %s: %s's takeback offer: %s (%s)", self.id, self.opponent,
                  "accepting" if accept else "declining", why)
         if accept:
@@ -537,45 +498,21 @@ class Game:
         except LichessError as e:
             log.warning("game %s: takeback answer failed (%s)", self.id, e)
             return False
-        self._takeback_counts[self.id] = self.takebacks_accepted + accept
+        memory.takebacks, memory.takebacks_known = memory.takebacks_accepted + accept, True
         return accept
 
     @property
     def takebacks_accepted(self) -> int:
-        return max(0, self._takeback_counts.get(self.id, 0))
+        return self.memory.takebacks_accepted
 
-    def _takeback_rule(self) -> tuple[bool, str]:
-        """Accept the opponent's takeback offer? And the rule that decided, for the log."""
-        t = self.cfg.takeback
-        # The most permanent reason first: it tells the opponent what would never change.
-        if t.max_per_game == 0:
-            return False, "takeback.max_per_game 0"
-        if t.humans_only and self.opponent_is_bot:
-            return False, "takeback.humans_only: the opponent is a BOT"
-        if t.casual_only and self.rated:
-            return False, "takeback.casual_only: a rated game"
-        limit, taken = f"takeback.max_per_game {t.max_per_game}", self.takebacks_accepted
-        if self._takeback_counts.get(self.id) == UNKNOWN:
-            return False, f"{limit}: a game found in progress, its takebacks unknown"
-        if taken >= t.max_per_game:
-            return False, f"{limit}, {taken} accepted already"
-        return True, f"{taken + 1} of {limit}"
-
-    def _ours_sent(self, start: int, end: int) -> bool:
-        """Is every move of ours among plies start..end-1 one we sent? lila adds a move of ours only
-        when we send it, so a gameState that adds another (the stream sends one state per move, and a
-        lost one reopens it, with a gameFull) is a stale line."""
-        first = 2 - self._plies_until_opponent_moved()  # our first ply: 0 when we move first, else 1
-        sent = {self._moved_at_ply, self._unsent[0] if self._unsent is not None else -1}
-        return all(ply in sent for ply in range(start, end) if (ply - first) % 2 == 0)
-
-    def _plies_until_opponent_moved(self) -> int:
-        first_mover = chess.Board(self.initial_fen).turn if self.initial_fen else chess.WHITE
-        return 1 if first_mover != self.color else 2
+    def _our_first_ply(self) -> int:
+        """0 when we move first, else 1."""
+        return 2 - rules.plies_until_opponent_moved(self.initial_fen, self.color)
 
     def _opponent_moved(self) -> bool:
         position = self.position  # read once: a timer thread may call this as the game thread ends
-        return position is not None and position.ply >= self._plies_until_opponent_moved()
+        return position is not None and position.ply >= rules.plies_until_opponent_moved(self.initial_fen,
+                                                                                        self.color)
 
     # ------------------------------------------------------------ moving
 
@@ -586,26 +523,26 @@ class Game:
             assert self.position is not None
             ply = self.position.ply
             unsent, self._unsent = self._unsent, None
-            if unsent is not None and unsent[0] == ply and self.position.engine_one_ahead() == unsent[1].move:
+            if (unsent is not None and unsent.ply == ply
+                    and self.position.engine_one_ahead() == unsent.played.move):
                 # Our move's POST failed and the server does not have it: the same move again (the
                 # engine has played it already), without a second search.
-                _, res, budget, offer = unsent
-                res = dataclasses.replace(res, time_ms=0.0)
+                res = dataclasses.replace(unsent.played, time_ms=0.0)
+                budget, offer = unsent.budget, unsent.offer
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
             else:
-                mine = state.get("wtime" if self.color == chess.WHITE else "btime")
-                budget = self._limits(clock_ms(mine))
-                left = None if self.correspondence else clock_ms(mine)
-                res = self.position.think(budget, time_left_ms=left)
+                mine = clock_ms(state.get("wtime" if self.color == chess.WHITE else "btime"))
+                budget = rules.move_limits(self.cfg.time, self.correspondence, mine, self.increment_ms,
+                                           self.initial_ms)
+                res = self.position.think(budget, time_left_ms=None if self.correspondence else mine)
                 if res.move is None:
                     log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
                     return
                 # A search's score judges draws and resignation; a fallback or book move has none,
-                # a tablebase move its verdict (OutsideMove.scored).
-                if getattr(res, "scored", res.depth > 0):
-                    self.scores.append(int(res.score))
-                    self._score_plies.append(ply)
-                if self._resign_rule_holds():
+                # a tablebase move its verdict (PlayedMove.scored).
+                if res.scored:
+                    self._scored.append((ply, res.score))
+                if rules.resign(self.cfg.resign, self.scores):
                     log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
                              self.cfg.resign.consecutive)
                     self.li.resign(self.id)
@@ -613,11 +550,14 @@ class Game:
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
-                theirs = state.get("btime" if self.color == chess.WHITE else "wtime")
-                offer = self._offer_draw(ply, clock_ms(theirs))
-            if getattr(res, "source", "search") == "search" and res.depth > 0:
+                theirs = clock_ms(state.get("btime" if self.color == chess.WHITE else "wtime"))
+                offer = rules.offer_draw(self.cfg.draw, self._standing(), self._last_offer_ply,
+                                         self.initial_ms, theirs)
+                if offer:
+                    self._last_offer_ply = ply
+            if res.searched:
                 # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
-                self.last_search = chat.Search(str(res.move), int(res.score), int(res.depth), int(res.nodes))
+                self.last_search = chat.Search(str(res.move), res.score, res.depth, res.nodes)
             sent = time.monotonic()
             try:
                 self.li.move(self.id, res.move, offering_draw=offer)
@@ -631,7 +571,7 @@ class Game:
                 self._resync = True
                 self._failed_posts += 1
                 if not isinstance(e, ClientError):
-                    self._unsent = (ply, res, budget, offer)
+                    self._unsent = Unsent(ply, res, budget, offer)
                 return
             self._moved_at_ply = ply
             self._failed_posts = 0
@@ -642,65 +582,43 @@ class Game:
         if self._claim_due:  # the opponent left while we thought: now it is their turn
             self._claim()
 
-    def _limits(self, time_left_ms: int | None) -> timeman.Limits:
-        """This move's limits: the correspondence budget, else the time manager on our clock (a fixed
-        movetime or node budget, if set, decides and the clock only caps it)."""
-        t = self.cfg.time
-        if self.correspondence or time_left_ms is None:
-            hard = t.correspondence_movetime_ms
-            if time_left_ms is not None and time_left_ms > 0:  # a days clock nearly run out: a quarter of it
-                hard = max(1, min(hard, time_left_ms // 4))
-            return timeman.Limits(hard_ms=hard, nodes=t.correspondence_nodes)
-        params = timeman.TimeParams(overhead_ms=t.move_overhead_ms, reserve_ms=t.reserve_ms,
-                                    min_think_ms=t.min_think_ms, max_think_ms=t.max_think_ms)
-        clock = timeman.Clock(time_left_ms, self.increment_ms, base_ms=self.initial_ms)
-        return timeman.allocate(clock, params, movetime_ms=t.fixed_movetime_ms, nodes=t.fixed_nodes)
-
-    def _note_move(self, ply: int, res: Any, state: dict[str, Any], received: float, sent: float) -> None:
+    def _note_move(self, ply: int, res: PlayedMove, state: dict[str, Any], received: float,
+                   sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
         mine = None if self.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
                                                                     else "btime"))
         after = None if mine is None else int(mine - (sent - received) * 1000 + self.increment_ms)
-        scored = getattr(res, "scored", res.depth > 0)
-        source = str(getattr(res, "source", "search"))
-        self.record.notes[ply] = records.MoveNote(int(res.score) if scored else None, int(res.depth),
-                                                  source, after)
+        self.record.notes[ply] = records.MoveNote(res.score if res.scored else None, res.depth, res.source,
+                                                  after)
 
-    def _log_move(self, res: Any, ply: int, budget: timeman.Limits, received: float, sent: float,
+    def _log_move(self, res: PlayedMove, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
         latency = (sent - received) * 1000
         self.move_stats.append((latency, res.time_ms))
-        source = getattr(res, "source", "search")
-        found = (f"score {res.score:+d} depth {res.depth} nodes {res.nodes}" if source == "search"
-                 else f"from the {source}{': ' + res.detail if getattr(res, 'detail', '') else ''}")
+        found = (f"score {res.score:+d} depth {res.depth} nodes {res.nodes}" if res.source == "search"
+                 else f"from the {res.source}{': ' + res.detail if res.detail else ''}")
         log.info("game %s: ply %d %s %s think %.0f ms (budget %s); state->POST %.0f ms, overhead %.1f ms%s",
                  self.id, ply + 1, res.move, found, res.time_ms, budget, latency, latency - res.time_ms,
                  ", offering a draw" if offer else "")
 
-    # ------------------------------------------------------------ draws, resignation
+    # ------------------------------------------------------------ draws
 
-    def _draw_rule_holds(self, moves_needed: int) -> bool:
-        d = self.cfg.draw
-        recent = self.scores[-moves_needed:]
+    def _standing(self) -> rules.Standing:
         assert self.position is not None
-        if self.tournament_id is not None and self.position.ply < ARENA_QUICK_DRAW_PLIES:
-            return False
-        return (self.position.board.fullmove_number > d.min_moves and len(recent) == moves_needed
-                and all(abs(s) <= d.max_score_pawns * PAWN for s in recent))
+        return rules.Standing(self.scores, self.position.ply, self.position.board.fullmove_number,
+                              arena=self.tournament_id is not None)
 
     def _accept_draw(self) -> bool:
         """Answer the opponent's standing offer with the bot draw endpoint if the score rule holds.
 
         Not with a move + offeringDraw: on Lichess a move declines the opponent's offer first.
         """
-        assert self.position is not None
-        if self._draw_answered_ply == self.position.ply:
-            return False  # this offer has had its answer (a repeated state must not repeat it)
-        if not (self.cfg.draw.accept and self.scores and self._draw_rule_holds(1)):
+        at = self._standing()
+        if not rules.accept_draw(self.cfg.draw, at, self._draw_answered_ply):
             return False
-        self._draw_answered_ply = self.position.ply
-        log.info("game %s: accepting the draw offer (score %+d)", self.id, self.scores[-1])
+        self._draw_answered_ply = at.ply
+        log.info("game %s: accepting the draw offer (score %+d)", self.id, at.scores[-1])
         try:
             self.li.draw(self.id, accept=True)
         except LichessError as e:
@@ -708,33 +626,14 @@ class Game:
             return False
         return True
 
-    def _offer_draw(self, ply: int, their_ms: int | None) -> bool:
-        """Offer with our move when the rule held for `consecutive` moves; at most one offer per
-        `consecutive` of our moves (an offer every move is spam), and never closer than Lichess takes
-        them, nor while the opponent is short of time (their flag would then be a draw)."""
-        d = self.cfg.draw
-        spaced = ply - self._last_offer_ply >= max(2 * d.consecutive, DRAW_OFFER_GAP_PLIES)
-        if self.initial_ms is not None and their_ms is not None:
-            if their_ms < min(DRAW_OFFER_MIN_OPPONENT_MS, self.initial_ms / 3):
-                return False
-        if d.offer and spaced and self._draw_rule_holds(d.consecutive):
-            self._last_offer_ply = ply
-            return True
-        return False
-
-    def _resign_rule_holds(self) -> bool:
-        r = self.cfg.resign
-        recent = self.scores[-r.consecutive:]
-        return r.enabled and len(recent) == r.consecutive and all(s <= r.score_pawns * PAWN for s in recent)
-
     # ------------------------------------------------------------ abort, claim, chat, end
 
     def _watch_first_move(self, moves: list[str]) -> None:
         """Abort if the opponent has not moved `abort_after_s` after we first saw the game."""
         wait = self.cfg.game.abort_after_s
-        if self.correspondence:
-            return  # days to move, not seconds: a first move may come tomorrow
-        if wait <= 0 or len(moves) >= self._plies_until_opponent_moved() or self._abort_timer is not None:
+        until = rules.plies_until_opponent_moved(self.initial_fen, self.color)
+        watching = self._abort_timer is not None
+        if not rules.watch_first_move(wait, self.correspondence, len(moves), until, watching):
             return
         self._abort_timer = threading.Timer(wait, self._abort_if_no_move)
         self._abort_timer.daemon = True
@@ -752,9 +651,7 @@ class Game:
 
     def _on_gone(self, event: dict[str, Any]) -> None:
         gone, seconds = event.get("gone"), event.get("claimWinInSeconds")
-        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(
-            seconds)
-        if not isinstance(gone, bool) or (seconds is not None and not number):
+        if not rules.claim_seconds_usable(gone, seconds):
             # No stream reopening: nothing of the game's course is lost; the next opponentGone will tell.
             log.warning("game %s: unusable opponentGone skipped (gone %s, claimWinInSeconds %s)", self.id,
                         repr(gone)[:30], repr(seconds)[:30])
@@ -772,24 +669,23 @@ class Game:
         if seconds <= 0:
             self._claim()
         else:  # the stream may stay silent until then: a timer makes the claim on time
-            self._claim_timer = threading.Timer(min(float(seconds), MAX_CLAIM_WAIT_S) + 0.2, self._claim)
+            self._claim_timer = threading.Timer(rules.claim_wait_s(seconds), self._claim)
             self._claim_timer.daemon = True
             self._claim_timer.start()
 
     def _claim(self) -> None:
-        """Claim the win from an opponent who left. Lichess grants it only on the opponent's turn
-        (lila Pov.mightClaimWin) and answers 200 to a claim on our own turn without doing anything,
-        so on our turn the claim waits until our move is posted."""
+        """Claim the win from an opponent who left, when `rules.claim_now` says so."""
         # The timer and the server's "claimWinInSeconds: 0" may both call this: one claim at a time.
         with self._claim_lock:
             position = self.position
             if self.finished.is_set() or position is None:
                 return
-            if position.board.turn == self.color and self._moved_at_ply != position.ply:
-                self._claim_due = True  # our turn: our move not posted yet
-                return
             now = time.monotonic()
-            if now - self._claimed_at < CLAIM_AGAIN_AFTER_S:
+            verdict = rules.claim_now(position.board.turn == self.color, self._moved_at_ply == position.ply,
+                                      now - self._claimed_at)
+            if verdict == rules.DUE:
+                self._claim_due = True  # our turn: our move not posted yet
+            if verdict != rules.CLAIM:
                 return
             self._claimed_at, self._claim_due = now, False
         log.info("game %s: claiming victory", self.id)
@@ -848,7 +744,7 @@ class Game:
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
         # once.
-        self._cancel_timers()
+        self.cancel_timers()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
         if not self._said_goodbye and status not in ("aborted", "noStart"):
@@ -869,18 +765,12 @@ class Game:
             r.moves = list(final_moves)
         self.record_path = records.write(self.cfg.records, r, self.cfg.url)
 
-    def _cancel_timers(self) -> None:
+    def cancel_timers(self) -> None:
+        """Stop the abort and claim timers (the thread does when it ends; a game handled without its
+        thread, in a test, too)."""
         for timer in (self._abort_timer, self._claim_timer):
             if timer is not None:
                 timer.cancel()
-
-
-def _ends_game(event: dict[str, Any]) -> bool:
-    """A gameState, or a gameFull whose state, with a status that ends the game."""
-    state = event.get("state") if event.get("type") == "gameFull" else event
-    typed = isinstance(state, dict) and event.get("type") in ("gameFull", "gameState")
-    status = state.get("status") if typed else None
-    return isinstance(status, str) and status not in LIVE
 
 
 def _median(values: list[float]) -> float:
