@@ -13,9 +13,11 @@ from bot.config import DrawConfig, ResignConfig, TakebackConfig
 from bot.games import rules, stale
 from bot.games.memory import GameMemory
 from bot.games.played import FALLBACK, SEARCH, PlayedMove
+from bot.games.plies import PlyNotes, Unsent
 from bot.sources.outside import OutsideMove
 from engine import SearchResult
 from engine.board import PAWN
+from engine.timeman import Limits
 
 DRAWISH = DrawConfig(accept=True, offer=True, min_moves=30, max_score_pawns=0.25, consecutive=4)
 
@@ -151,36 +153,52 @@ def test_an_opponent_gone_event_is_usable_with_a_bool_and_a_finite_number(gone, 
     assert rules.claim_seconds_usable(gone, seconds) is usable
 
 
-# ------------------------------------------------------------ stale states
+# ------------------------------------------------------------ stale states, the plies noted
+
+def unsent_at(ply: int) -> Unsent:
+    return Unsent(ply, PlayedMove("e2e4"), Limits(hard_ms=100), offer=False)
+
 
 def test_a_state_from_before_is_skipped_without_a_takeback_we_said_yes_to():
-    noted = stale.Plies(moved_at=2, first=0)
-    assert stale.next_state(2, 4, from_full=False, noted=noted).action == stale.SKIP
-    assert stale.next_state(2, 4, from_full=True, noted=noted).action == stale.FOLLOW  # the game now
+    noted = PlyNotes(moved_at=2)
+    assert stale.next_state(2, 4, from_full=False, noted=noted, first=0).action == stale.SKIP
+    assert stale.next_state(2, 4, from_full=True, noted=noted, first=0).action == stale.FOLLOW  # the game now
     # After our yes at ply 4: 1 or 2 plies back is the takeback, more is stale.
-    yes = stale.Plies(moved_at=2, takeback_yes=4, first=0)
-    assert stale.next_state(3, 4, False, yes) == stale.NextState(stale.FOLLOW, taken_back=1, posted_at=2)
-    assert stale.next_state(2, 4, False, yes).taken_back == 2
-    assert stale.next_state(1, 4, False, yes).action == stale.SKIP
+    yes = PlyNotes(moved_at=2, takeback_yes=4)
+    assert stale.next_state(3, 4, False, yes, 0) == stale.NextState(stale.FOLLOW, taken_back=1, posted_at=2)
+    assert stale.next_state(2, 4, False, yes, 0).taken_back == 2
+    assert stale.next_state(1, 4, False, yes, 0).action == stale.SKIP
 
 
 def test_a_state_with_a_move_of_ours_we_did_not_send_reopens_the_stream():
     # We are white (first ply 0), posted the move at ply 2; a state bringing ply 4 is stale.
-    noted = stale.Plies(moved_at=2, first=0)
-    assert stale.next_state(4, 3, False, noted) == stale.NextState(stale.FOLLOW, posted_at=2, went_on=True)
-    assert stale.next_state(5, 3, False, noted).action == stale.RESYNC
-    assert not stale.ours_sent(3, 5, noted) and stale.ours_sent(3, 4, noted)
-    assert stale.ours_sent(2, 3, noted) and not stale.ours_sent(0, 1, noted)
-    # Black's plies are the odd ones.
-    assert stale.ours_sent(0, 1, stale.Plies(moved_at=-1, first=1))
+    noted = PlyNotes(moved_at=2)
+    assert stale.next_state(4, 3, False, noted, 0) == stale.NextState(stale.FOLLOW, posted_at=2, went_on=True)
+    assert stale.next_state(5, 3, False, noted, 0).action == stale.RESYNC
+    assert not stale.ours_sent(3, 5, noted, 0) and stale.ours_sent(3, 4, noted, 0)
+    assert stale.ours_sent(2, 3, noted, 0) and not stale.ours_sent(0, 1, noted, 0)
+    assert stale.ours_sent(0, 1, PlyNotes(), first=1)  # black's plies are the odd ones
+    assert stale.ours_sent(4, 5, PlyNotes(moved_at=2, unsent=unsent_at(4)), 0)  # sent, unconfirmed
 
 
 def test_an_unconfirmed_move_the_server_has_counts_as_posted():
-    noted = stale.Plies(moved_at=0, unsent_at=2, first=0)
-    assert stale.next_state(3, 2, False, noted) == stale.NextState(stale.FOLLOW, posted_at=2, confirmed=True,
-                                                                     went_on=True)
+    noted = PlyNotes(moved_at=0, unsent=unsent_at(2))
+    confirmed = stale.NextState(stale.FOLLOW, posted_at=2, confirmed=True, went_on=True)
+    assert stale.next_state(3, 2, False, noted, 0) == confirmed
     # Not in the list yet: the engine may be one move ahead with it, unconfirmed.
-    assert stale.next_state(2, 2, True, noted) == stale.NextState(stale.FOLLOW, posted_at=2)
+    assert stale.next_state(2, 2, True, noted, 0) == stale.NextState(stale.FOLLOW, posted_at=2)
+
+
+def test_a_takeback_forgets_what_was_noted_at_the_plies_taken_back():
+    noted = PlyNotes(moved_at=6, unsent=unsent_at(6), takeback_yes=7, takeback_answered=7, draw_answered=6,
+                     last_offer=4, scored=[(2, 10), (4, 12), (6, 14)])
+    noted.forget_from(5)
+    assert noted == PlyNotes(moved_at=-1, unsent=None, takeback_yes=7, takeback_answered=-1, draw_answered=-1,
+                             last_offer=4, scored=[(2, 10), (4, 12)])
+    assert noted.scores == [10, 12] and noted.sent == (-1, -1)
+    kept = PlyNotes(moved_at=4, unsent=unsent_at(4), draw_answered=3, scored=[(4, 1)])
+    kept.forget_from(5)
+    assert (kept.moved_at, kept.sent, kept.draw_answered, kept.scores) == (4, (4, 4), 3, [1])
 
 
 # ------------------------------------------------------------ the one move type

@@ -2,6 +2,8 @@
 
 - ``game``: one game's thread: game stream -> position -> engine -> move POST, asking the rules;
 - ``stream``: the game stream, read by a thread of its own that answers chat lines;
+- ``info``: a gameFull read once into ``GameInfo``; ``plies``: ``PlyNotes``, the plies of our moves,
+  answers and scores;
 - ``rules``: the game's decisions as plain functions: draws, resignation, takebacks, abort, claim,
   a move's limits; ``stale``: which server state is stale and what to do with the next one;
 - ``played``: ``PlayedMove``, the one move result a game handles; ``memory``: ``GameMemory``, what

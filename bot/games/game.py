@@ -40,15 +40,16 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config, chat_text
 from bot.games import chat, records, rules, stale
+from bot.games.info import BadData, GameInfo, read_full, section
 from bot.games.memory import GameMemory
 from bot.games.played import PlayedMove
+from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
 from bot.games.stream import LIVE, game_events
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
@@ -62,31 +63,6 @@ log = logging.getLogger(__name__)
 # client answered 429 to wait a full minute, so a line held by such a pause (bot network.rate_limit_pause_s,
 # 60 s by default) still goes, even after a second 429. A line still held then is dropped (one log line).
 CHAT_AFTER_END_S = 120.0
-
-
-class BadData(ValueError):
-    """An event from the server that the game cannot use: skipped, the stream reopened."""
-
-
-def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
-    """A nested object of an event: {} when absent or null, BadData when it is not an object."""
-    value = event.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise BadData(f"{key} is not an object: {repr(value)[:60]}")
-    return value
-
-
-@dataclass(frozen=True)
-class Unsent:
-    """Our move whose POST failed without a refusal (a 5xx, a cut, a timeout): the server may or may
-    not have it. Sent again, unsearched, if the fresh state shows it does not."""
-
-    ply: int
-    played: PlayedMove
-    budget: timeman.Limits
-    offer: bool  # the draw offer that went with it
 
 
 class Game:
@@ -114,21 +90,11 @@ class Game:
         self.thread: threading.Thread | None = None
         self.engine: EngineLike | None = None
         self.position: GamePosition | None = None  # created with the engine, when the thread starts
-        # Set by gameFull.
-        self.color: chess.Color = chess.WHITE
-        self.initial_fen: str | None = None
-        self.opponent = "?"
-        self.opponent_is_bot = False  # their title is BOT (takeback.humans_only)
-        self.rated = True  # unless the gameFull says casual (takeback.casual_only)
-        self.increment_ms = 0
-        self.initial_ms: int | None = None  # the game's initial clock: scales the time reserve
-        self.correspondence = False
-        self.tournament_id: str | None = None  # an arena game (gameFull's tournamentId)
+        self.info = GameInfo()  # set by gameFull
         self.clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
-        self._moved_at_ply = -1  # the ply count at which we last posted a move
+        self._plies = PlyNotes()  # our moves', answers' and scores' plies (bot/games/plies.py)
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
-        self._unsent: Unsent | None = None
         self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
         self._said_goodbye = False
@@ -136,19 +102,10 @@ class Game:
         self._commands = chat.Commands(cfg.chat, me)
         self._chat_lock = threading.Lock()  # chat lines are answered by the stream's reader too
         self._set_up = threading.Event()  # a gameFull was handled
-        # Our search results and what they led to.
-        self._scored: list[tuple[int, int]] = []  # (ply, score) of our scored moves; a takeback drops some
         self.last_search: chat.Search | None = None  # what !eval tells
-        self._last_offer_ply = -10**6
-        self._draw_answered_ply = -1
         # The runner's, so that the takebacks accepted and the record's notes outlive a correspondence
         # visit and a reopened stream (bot/process/runner.py); a game of its own has one of its own.
         self.memory = memory if memory is not None else GameMemory()
-        self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
-        # The ply at which we said yes to a takeback whose shorter game we have not seen yet. We never
-        # propose one, so the server's game gets shorter only after such a yes (1 or 2 plies, lila's
-        # Takebacker): a shorter move list without one is a stale or reordered state, not a takeback.
-        self._takeback_yes: int | None = None
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
         self.winner: str | None = None
@@ -174,14 +131,24 @@ class Game:
         return self.thread is not None and self.thread.is_alive()
 
     @property
+    def color(self) -> chess.Color:
+        """Our colour (white until the gameFull says)."""
+        return self.info.color
+
+    @property
+    def opponent(self) -> str:
+        """The opponent's name ("?" until the gameFull says)."""
+        return self.info.opponent
+
+    @property
     def scores(self) -> list[int]:
         """Our scored moves' scores, oldest first (what the draw and resign rules judge)."""
-        return [score for _, score in self._scored]
+        return self._plies.scores
 
     @property
     def moved_at_ply(self) -> int:
         """The ply count at which we last posted a move (-1: none, or it was taken back)."""
-        return self._moved_at_ply
+        return self._plies.moved_at
 
     @property
     def resync(self) -> bool:
@@ -281,7 +248,7 @@ class Game:
                 known = len(self.position.moves) if self.position is not None else 0
                 self._setup(event)
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
-                self._on_state(_section(event, "state"), received, known)
+                self._on_state(section(event, "state"), received, known)
                 self._greet()  # after the first move: in bullet the move matters more than the hello
             elif kind == "gameState":
                 self._on_state(event, received)
@@ -310,7 +277,7 @@ class Game:
     def _visit_done(self) -> bool:
         """A visit ends when its move is posted (or there is none to make): the opponent's turn, a
         game we cannot play, or one that is over."""
-        if self._resync or self._unsent is not None:
+        if self._resync or self._plies.unsent is not None:
             return False  # our move may not have arrived: the fresh state says
         if self.status is not None:
             return True  # its final state was handled: recorded, goodbye said
@@ -327,48 +294,20 @@ class Game:
 
     def _setup(self, full: dict[str, Any]) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
-        white, black = _section(full, "white"), _section(full, "black")
-        ids = (str(white.get("id", "")).lower(), str(black.get("id", "")).lower())
-        if self.me not in ids:
-            raise BadData(f"neither player is {self.me}: {ids[0][:30]!r}, {ids[1][:30]!r}")
-        fen = full.get("initialFen") or "startpos"
-        if not isinstance(fen, str):
-            raise BadData(f"initialFen is not text: {repr(fen)[:60]}")
-        if fen != "startpos":
-            try:
-                chess.Board(fen)
-            except ValueError as e:
-                raise BadData(f"initialFen {fen[:90]!r}: {e}") from None
-        clock = _section(full, "clock")
-        raw_variant = full.get("variant")
-        variant = (raw_variant.get("key") if isinstance(raw_variant, dict) else raw_variant) or "standard"
-        if not isinstance(variant, str):
-            raise BadData(f"variant is not text: {repr(variant)[:60]}")
-        _section(full, "state")
-        self.color = chess.WHITE if ids[0] == self.me else chess.BLACK
-        them = black if self.color == chess.WHITE else white
-        self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")[:60]
-        self.opponent_is_bot = them.get("title") == "BOT"
-        self.rated = full.get("rated") is not False  # anything but a clear casual counts as rated
-        self.initial_fen = None if fen == "startpos" else fen
-        self.increment_ms = clock_ms(clock.get("increment")) or 0
-        self.initial_ms = clock_ms(clock.get("initial"))
-        self.correspondence = full.get("speed") == "correspondence" or not clock
-        tid = full.get("tournamentId")
-        self.tournament_id = tid[:32] if isinstance(tid, str) and tid else None
-        self._note_players(full, white, black, variant)
-        log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, white.get("name"), black.get("name"),
-                 variant, full.get("speed"), chess.COLOR_NAMES[self.color],
-                 f", from {self.initial_fen}" if self.initial_fen else "",
-                 f", arena {self.tournament_id}" if self.tournament_id else "")
-        if variant not in PLAYABLE_VARIANTS:
-            self._give_up(f"variant {variant[:40]} is beyond the engine")
+        info = self.info = read_full(full, self.me)
+        self._note_players()
+        log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, info.white, info.black, info.variant,
+                 info.speed, chess.COLOR_NAMES[info.color],
+                 f", from {info.initial_fen}" if info.initial_fen else "",
+                 f", arena {info.tournament_id}" if info.tournament_id else "")
+        if info.variant not in PLAYABLE_VARIANTS:
+            self._give_up(f"variant {info.variant[:40]} is beyond the engine")
             self._playable = False
             return
         self._playable = True
         assert self.position is not None
-        self.position.start(self.initial_fen)
-        state_moves = str(_section(full, "state").get("moves") or "").split()
+        self.position.start(info.initial_fen)
+        state_moves = str(section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
             self._greeted = True  # a game resumed after a restart has been greeted already
         # First seen in progress (resumed after a restart): its takebacks so far are unknown, so none
@@ -378,25 +317,14 @@ class Game:
             self._greeted = True  # a correspondence game is greeted on the visit of our first move only
         self._watch_first_move(state_moves)
 
-    def _note_players(self, full: dict[str, Any], white: dict[str, Any], black: dict[str, Any],
-                      variant: str) -> None:
-        """What the game's record needs from the gameFull (every field optional)."""
-        def name(p: dict[str, Any]) -> str:
-            if p.get("aiLevel") is not None:
-                return f"lichess AI level {p.get('aiLevel')}"
-            return str(p.get("name") or p.get("id") or "?")[:60]
-
-        def number(value: Any) -> int | None:
-            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and math.isfinite(value) else None
-
-        r = self.record
-        r.white, r.black = name(white), name(black)
-        r.white_elo, r.black_elo = number(white.get("rating")), number(black.get("rating"))
-        r.rated, r.speed, r.variant = bool(full.get("rated")), str(full.get("speed") or "")[:20], variant[:40]
-        r.initial_fen, r.bot_color, r.created_ms = self.initial_fen, self.color, number(full.get("createdAt"))
-        r.initial_ms = None if self.correspondence else self.initial_ms
-        r.increment_ms = self.increment_ms
+    def _note_players(self) -> None:
+        """What the game's record needs from the gameFull."""
+        info, r = self.info, self.record
+        r.white, r.black, r.white_elo, r.black_elo = info.white, info.black, info.white_elo, info.black_elo
+        r.rated, r.speed, r.variant = info.record_rated, info.speed, info.variant[:40]
+        r.initial_fen, r.bot_color, r.created_ms = info.initial_fen, info.color, info.created_ms
+        r.initial_ms = None if info.correspondence else info.initial_ms
+        r.increment_ms = info.increment_ms
 
     def _on_state(self, state: dict[str, Any], received: float, known: int | None = None) -> None:
         """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull)."""
@@ -415,7 +343,7 @@ class Game:
             raise BadData("a state without a move list")
         moves = state["moves"].split()
         before = len(self.position.moves) if known is None else known
-        step = stale.next_state(len(moves), before, known is not None, self._noted_plies())
+        step = stale.next_state(len(moves), before, known is not None, self._plies, self._our_first_ply())
         if step.action == stale.SKIP:
             log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
                      "skipped", self.id, len(moves), before)
@@ -426,7 +354,7 @@ class Game:
             self._resync = True
             return
         if step.went_on:
-            self._takeback_yes = None  # the game went on: a takeback we said yes to did not happen
+            self._plies.takeback_yes = None  # the game went on: a takeback we said yes to did not happen
         # The server has a move at the ply of our unconfirmed move: our POST went through after all
         # (taken as such only once the list is followed: an unusable one proves nothing).
         if not self.position.update(moves, step.posted_at):
@@ -434,20 +362,16 @@ class Game:
         if step.taken_back:
             self._forget_taken_back(step.taken_back)
         if step.confirmed:
-            self._moved_at_ply, self._unsent = step.posted_at, None
+            self._plies.moved_at, self._plies.unsent = step.posted_at, None
         if self._opponent_moved() and self._abort_timer is not None:
             self._abort_timer.cancel()
         if self._answer_takeback(state, len(moves)):
             return  # accepted: the shorter game comes with the next state
         offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
-        if self.position.board.turn == self.color and self._moved_at_ply != len(moves):
+        if self.position.board.turn == self.color and self._plies.moved_at != len(moves):
             self._think_and_move(state, received, offered)
         elif offered:
             self._accept_draw()
-
-    def _noted_plies(self) -> stale.Plies:
-        return stale.Plies(self._moved_at_ply, self._unsent.ply if self._unsent is not None else None,
-                           self._takeback_yes, self._our_first_ply())
 
     # ------------------------------------------------------------ takebacks
 
@@ -456,16 +380,9 @@ class Game:
         what we noted about the plies taken back goes, so that we move again where we had moved."""
         assert self.position is not None
         ply = self.position.ply
-        if self._moved_at_ply >= ply:
-            self._moved_at_ply = -1
-        if self._unsent is not None and self._unsent.ply >= ply:
-            self._unsent = None
-        self._scored = [(at, score) for at, score in self._scored if at < ply]
+        self._plies.forget_from(ply)
         for at in [at for at in self.record.notes if at >= ply]:
             del self.record.notes[at]
-        if self._draw_answered_ply >= ply:
-            self._draw_answered_ply = -1
-        self._takeback_answered_ply = -1
         log.info("game %s: takeback: %d %s taken back, the game goes on from ply %d (%s to move)", self.id,
                  plies, "ply" if plies == 1 else "plies", ply, chess.COLOR_NAMES[self.position.board.turn])
 
@@ -480,19 +397,18 @@ class Game:
                         repr(flag)[:30])
             flag = False
         if not flag:
-            self._takeback_answered_ply = -1  # no offer standing: the next one gets its own answer
+            self._plies.takeback_answered = -1  # no offer standing: the next one gets its own answer
             return False
-        posted = (self._moved_at_ply, self._unsent.ply if self._unsent is not None else -1)
-        if not rules.takeback_needs_answer(ply, self._takeback_answered_ply, posted):
+        if not rules.takeback_needs_answer(ply, self._plies.takeback_answered, self._plies.sent):
             return False
-        self._takeback_answered_ply = ply
+        self._plies.takeback_answered = ply
         memory = self.memory
-        accept, why = rules.takeback_answer(self.cfg.takeback, self.opponent_is_bot, self.rated,
+        accept, why = rules.takeback_answer(self.cfg.takeback, self.info.opponent_is_bot, self.info.rated,
                                             memory.takebacks_accepted, memory.takebacks_known)
         log.info("game %s: %s's takeback offer: %s (%s)", self.id, self.opponent,
                  "accepting" if accept else "declining", why)
         if accept:
-            self._takeback_yes = ply  # before the POST: a yes whose answer is lost may still count
+            self._plies.takeback_yes = ply  # before the POST: a yes whose answer is lost may still count
         try:
             self.li.takeback(self.id, accept)
         except LichessError as e:
@@ -507,12 +423,14 @@ class Game:
 
     def _our_first_ply(self) -> int:
         """0 when we move first, else 1."""
-        return 2 - rules.plies_until_opponent_moved(self.initial_fen, self.color)
+        return 2 - self._plies_until_opponent_moved()
+
+    def _plies_until_opponent_moved(self) -> int:
+        return rules.plies_until_opponent_moved(self.info.initial_fen, self.color)
 
     def _opponent_moved(self) -> bool:
         position = self.position  # read once: a timer thread may call this as the game thread ends
-        return position is not None and position.ply >= rules.plies_until_opponent_moved(self.initial_fen,
-                                                                                        self.color)
+        return position is not None and position.ply >= self._plies_until_opponent_moved()
 
     # ------------------------------------------------------------ moving
 
@@ -522,7 +440,7 @@ class Game:
                 return  # a restart is coming: no new search, and certainly no resignation
             assert self.position is not None
             ply = self.position.ply
-            unsent, self._unsent = self._unsent, None
+            unsent, self._plies.unsent = self._plies.unsent, None
             if (unsent is not None and unsent.ply == ply
                     and self.position.engine_one_ahead() == unsent.played.move):
                 # Our move's POST failed and the server does not have it: the same move again (the
@@ -532,29 +450,30 @@ class Game:
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
             else:
                 mine = clock_ms(state.get("wtime" if self.color == chess.WHITE else "btime"))
-                budget = rules.move_limits(self.cfg.time, self.correspondence, mine, self.increment_ms,
-                                           self.initial_ms)
-                res = self.position.think(budget, time_left_ms=None if self.correspondence else mine)
+                info = self.info
+                budget = rules.move_limits(self.cfg.time, info.correspondence, mine, info.increment_ms,
+                                           info.initial_ms)
+                res = self.position.think(budget, time_left_ms=None if info.correspondence else mine)
                 if res.move is None:
                     log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
                     return
                 # A search's score judges draws and resignation; a fallback or book move has none,
                 # a tablebase move its verdict (PlayedMove.scored).
                 if res.scored:
-                    self._scored.append((ply, res.score))
+                    self._plies.scored.append((ply, res.score))
                 if rules.resign(self.cfg.resign, self.scores):
                     log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
                              self.cfg.resign.consecutive)
                     self.li.resign(self.id)
-                    self._moved_at_ply = ply
+                    self._plies.moved_at = ply
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
                 theirs = clock_ms(state.get("btime" if self.color == chess.WHITE else "wtime"))
-                offer = rules.offer_draw(self.cfg.draw, self._standing(), self._last_offer_ply,
-                                         self.initial_ms, theirs)
+                offer = rules.offer_draw(self.cfg.draw, self._standing(), self._plies.last_offer,
+                                         self.info.initial_ms, theirs)
                 if offer:
-                    self._last_offer_ply = ply
+                    self._plies.last_offer = ply
             if res.searched:
                 # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
                 self.last_search = chat.Search(str(res.move), res.score, res.depth, res.nodes)
@@ -571,9 +490,9 @@ class Game:
                 self._resync = True
                 self._failed_posts += 1
                 if not isinstance(e, ClientError):
-                    self._unsent = Unsent(ply, res, budget, offer)
+                    self._plies.unsent = Unsent(ply, res, budget, offer)
                 return
-            self._moved_at_ply = ply
+            self._plies.moved_at = ply
             self._failed_posts = 0
             self._note_move(ply, res, state, received, sent)
             self._log_move(res, ply, budget, received, sent, offer)
@@ -586,9 +505,9 @@ class Game:
                    sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
-        mine = None if self.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
+        mine = None if self.info.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
                                                                     else "btime"))
-        after = None if mine is None else int(mine - (sent - received) * 1000 + self.increment_ms)
+        after = None if mine is None else int(mine - (sent - received) * 1000 + self.info.increment_ms)
         self.record.notes[ply] = records.MoveNote(res.score if res.scored else None, res.depth, res.source,
                                                   after)
 
@@ -607,7 +526,7 @@ class Game:
     def _standing(self) -> rules.Standing:
         assert self.position is not None
         return rules.Standing(self.scores, self.position.ply, self.position.board.fullmove_number,
-                              arena=self.tournament_id is not None)
+                              arena=self.info.tournament_id is not None)
 
     def _accept_draw(self) -> bool:
         """Answer the opponent's standing offer with the bot draw endpoint if the score rule holds.
@@ -615,9 +534,9 @@ class Game:
         Not with a move + offeringDraw: on Lichess a move declines the opponent's offer first.
         """
         at = self._standing()
-        if not rules.accept_draw(self.cfg.draw, at, self._draw_answered_ply):
+        if not rules.accept_draw(self.cfg.draw, at, self._plies.draw_answered):
             return False
-        self._draw_answered_ply = at.ply
+        self._plies.draw_answered = at.ply
         log.info("game %s: accepting the draw offer (score %+d)", self.id, at.scores[-1])
         try:
             self.li.draw(self.id, accept=True)
@@ -631,9 +550,9 @@ class Game:
     def _watch_first_move(self, moves: list[str]) -> None:
         """Abort if the opponent has not moved `abort_after_s` after we first saw the game."""
         wait = self.cfg.game.abort_after_s
-        until = rules.plies_until_opponent_moved(self.initial_fen, self.color)
+        until = self._plies_until_opponent_moved()
         watching = self._abort_timer is not None
-        if not rules.watch_first_move(wait, self.correspondence, len(moves), until, watching):
+        if not rules.watch_first_move(wait, self.info.correspondence, len(moves), until, watching):
             return
         self._abort_timer = threading.Timer(wait, self._abort_if_no_move)
         self._abort_timer.daemon = True
@@ -681,7 +600,7 @@ class Game:
             if self.finished.is_set() or position is None:
                 return
             now = time.monotonic()
-            verdict = rules.claim_now(position.board.turn == self.color, self._moved_at_ply == position.ply,
+            verdict = rules.claim_now(position.board.turn == self.color, self._plies.moved_at == position.ply,
                                       now - self._claimed_at)
             if verdict == rules.DUE:
                 self._claim_due = True  # our turn: our move not posted yet

@@ -13,22 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.games.plies import PlyNotes
+
 FOLLOW = "follow"  # follow the state's move list
 SKIP = "skip"  # stale and shorter: ignore it
 RESYNC = "resync"  # stale with a move of ours we did not send: reopen the stream
-
-
-@dataclass(frozen=True)
-class Plies:
-    """What the game noted about the plies of its own moves: the ply of the move it last posted (-1:
-    none), of a move whose POST failed without a refusal (None: none; the server may or may not
-    have it), and the ply at which it said yes to a takeback whose shorter game has not come yet
-    (None: none). `first` is our first ply: 0 when we move first, else 1."""
-
-    moved_at: int = -1
-    unsent_at: int | None = None
-    takeback_yes: int | None = None
-    first: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,24 +40,26 @@ def taken_back(plies: int, before: int, yes: int | None) -> bool:
     return plies < before and yes is not None and yes - 2 <= plies < yes
 
 
-def ours_sent(start: int, end: int, noted: Plies) -> bool:
-    """Is every move of ours among plies start..end-1 one we sent (posted, or unconfirmed)?"""
-    sent = {noted.moved_at, noted.unsent_at if noted.unsent_at is not None else -1}
-    return all(ply in sent for ply in range(start, end) if (ply - noted.first) % 2 == 0)
+def ours_sent(start: int, end: int, noted: PlyNotes, first: int) -> bool:
+    """Is every move of ours among plies start..end-1 one we sent (posted, or unconfirmed)? `first`:
+    our first ply, 0 when we move first, else 1."""
+    sent = noted.sent
+    return all(ply in sent for ply in range(start, end) if (ply - first) % 2 == 0)
 
 
-def next_state(plies: int, before: int, from_full: bool, noted: Plies) -> NextState:
+def next_state(plies: int, before: int, from_full: bool, noted: PlyNotes, first: int) -> NextState:
     """A state of `plies` plies after the game had `before`; `from_full` for a gameFull's state, which
-    is never stale."""
+    is never stale; `first`: our first ply."""
     back = taken_back(plies, before, noted.takeback_yes)
     if not from_full and plies < before and not back:
         return NextState(SKIP)
-    if not from_full and not ours_sent(before, plies, noted):
+    if not from_full and not ours_sent(before, plies, noted, first):
         return NextState(RESYNC)
     # With a move unconfirmed, the engine (which played it) is legitimately one move ahead; a list
     # that has a move at its ply confirms it.
-    confirmed = noted.unsent_at is not None and plies > noted.unsent_at
-    posted_at = noted.moved_at if noted.unsent_at is None else noted.unsent_at
+    unsent_at = noted.unsent.ply if noted.unsent is not None else None
+    confirmed = unsent_at is not None and plies > unsent_at
+    posted_at = noted.moved_at if unsent_at is None else unsent_at
     if confirmed:
         posted_at = max(noted.moved_at, posted_at)
     return NextState(FOLLOW, before - plies if back else 0, posted_at, confirmed, plies > before)
