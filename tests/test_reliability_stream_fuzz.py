@@ -401,7 +401,7 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
 
 
 def _cleanup(game: Game) -> None:
-    game.cancel_timers()
+    game.timers.cancel()
 
 
 @st.composite
@@ -548,7 +548,7 @@ def test_huge_claim_time_does_not_kill_a_timer_thread(records, monkeypatch):
     try:
         game.handle(BASES[0].full(0), time.monotonic())
         game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": 2**63}, time.monotonic())
-        wait = game.claim_wait_s
+        wait = game.timers.claim_wait_s
         assert wait is not None and wait <= 3600.2
         game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": "10"}, time.monotonic())
         time.sleep(0.1)

@@ -6,6 +6,7 @@
   answers and scores;
 - ``rules``: the game's decisions as plain functions: draws, resignation, takebacks, abort, claim,
   a move's limits; ``stale``: which server state is stale and what to do with the next one;
+- ``timers``: the abort timer (no first move) and the claim timer (the opponent left);
 - ``played``: ``PlayedMove``, the one move result a game handles; ``memory``: ``GameMemory``, what
   the runner keeps of a game across its threads;
 - ``position``: the server's move list -> a python-chess board and the engine's own game;

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -52,6 +51,7 @@ from bot.games.played import PlayedMove
 from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
 from bot.games.stream import LIVE, game_events
+from bot.games.timers import OpponentTimers
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
 from engine import timeman
@@ -113,11 +113,7 @@ class Game:
         self.record.notes = self.memory.notes  # a correspondence game's record spans its visits
         self.record_path = None  # where the record went (None: off, not over, or the write failed)
         self._recorded = False
-        self._abort_timer: threading.Timer | None = None
-        self._claim_timer: threading.Timer | None = None
-        self._claim_lock = threading.Lock()
-        self._claimed_at = -math.inf  # when we last claimed victory
-        self._claim_due = False  # the claim waits for the opponent's turn (after our move)
+        self.timers = OpponentTimers(game_id, li, cfg.game, self._waiting_first_move, self._claim_turn)
 
     # ------------------------------------------------------------ thread
 
@@ -160,12 +156,6 @@ class Game:
         """A fresh stream opens: what asked for it has been done."""
         self._resync = False
 
-    @property
-    def claim_wait_s(self) -> float | None:
-        """How long the pending claim timer waits (None: none)."""
-        timer = self._claim_timer
-        return None if timer is None else timer.interval
-
     def run(self) -> None:
         log.info("game %s: starting", self.id)
         try:
@@ -191,7 +181,7 @@ class Game:
         except Exception:  # noqa: BLE001 - a bug must not take the process down; log it whole
             log.exception("game %s: unexpected error; leaving the game", self.id)
         finally:
-            self.cancel_timers()
+            self.timers.cancel()
             self._drop_engine()
             self.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: sent from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
@@ -255,7 +245,7 @@ class Game:
             elif kind == "chatLine":
                 self._on_chat(event)
             elif kind == "opponentGone":
-                self._on_gone(event)
+                self.timers.on_gone(event, self.opponent)
             else:
                 log.debug("game %s: ignoring event %s", self.id, repr(kind)[:60])
             if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
@@ -315,7 +305,8 @@ class Game:
         self.memory.first_seen(len(state_moves))
         if self.visit and len(state_moves) != self._our_first_ply():
             self._greeted = True  # a correspondence game is greeted on the visit of our first move only
-        self._watch_first_move(state_moves)
+        until = self._plies_until_opponent_moved()
+        self.timers.watch_first_move(info.correspondence, len(state_moves), until, info.opponent)
 
     def _note_players(self) -> None:
         """What the game's record needs from the gameFull."""
@@ -363,8 +354,8 @@ class Game:
             self._forget_taken_back(step.taken_back)
         if step.confirmed:
             self._plies.moved_at, self._plies.unsent = step.posted_at, None
-        if self._opponent_moved() and self._abort_timer is not None:
-            self._abort_timer.cancel()
+        if self._opponent_moved():
+            self.timers.opponent_moved()
         if self._answer_takeback(state, len(moves)):
             return  # accepted: the shorter game comes with the next state
         offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
@@ -498,8 +489,8 @@ class Game:
             self._log_move(res, ply, budget, received, sent, offer)
             if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
                 self.position.start_ponder()
-        if self._claim_due:  # the opponent left while we thought: now it is their turn
-            self._claim()
+        if self.timers.claim_due:  # the opponent left while we thought: now it is their turn
+            self.timers.claim()
 
     def _note_move(self, ply: int, res: PlayedMove, state: dict[str, Any], received: float,
                    sent: float) -> None:
@@ -547,72 +538,16 @@ class Game:
 
     # ------------------------------------------------------------ abort, claim, chat, end
 
-    def _watch_first_move(self, moves: list[str]) -> None:
-        """Abort if the opponent has not moved `abort_after_s` after we first saw the game."""
-        wait = self.cfg.game.abort_after_s
-        until = self._plies_until_opponent_moved()
-        watching = self._abort_timer is not None
-        if not rules.watch_first_move(wait, self.info.correspondence, len(moves), until, watching):
-            return
-        self._abort_timer = threading.Timer(wait, self._abort_if_no_move)
-        self._abort_timer.daemon = True
-        self._abort_timer.start()
+    def _waiting_first_move(self) -> bool:
+        """For the abort timer: the game still waits for the opponent's first move."""
+        return not (self.finished.is_set() or self._opponent_moved() or self._shutdown.is_set())
 
-    def _abort_if_no_move(self) -> None:
-        if self.finished.is_set() or self._opponent_moved() or self._shutdown.is_set():
-            return
-        log.info("game %s: %s made no first move in %.0f s; aborting", self.id, self.opponent,
-                 self.cfg.game.abort_after_s)
-        try:
-            self.li.abort(self.id)
-        except LichessError as e:
-            log.warning("game %s: abort failed: %s", self.id, e)
-
-    def _on_gone(self, event: dict[str, Any]) -> None:
-        gone, seconds = event.get("gone"), event.get("claimWinInSeconds")
-        if not rules.claim_seconds_usable(gone, seconds):
-            # No stream reopening: nothing of the game's course is lost; the next opponentGone will tell.
-            log.warning("game %s: unusable opponentGone skipped (gone %s, claimWinInSeconds %s)", self.id,
-                        repr(gone)[:30], repr(seconds)[:30])
-            return
-        if self._claim_timer is not None:
-            self._claim_timer.cancel()
-            self._claim_timer = None
-        if not gone:
-            log.info("game %s: %s is back", self.id, self.opponent)
-            self._claimed_at, self._claim_due = -math.inf, False
-            return
-        log.info("game %s: %s left the game (claim possible in %s s)", self.id, self.opponent, seconds)
-        if not self.cfg.game.claim_victory or seconds is None:
-            return
-        if seconds <= 0:
-            self._claim()
-        else:  # the stream may stay silent until then: a timer makes the claim on time
-            self._claim_timer = threading.Timer(rules.claim_wait_s(seconds), self._claim)
-            self._claim_timer.daemon = True
-            self._claim_timer.start()
-
-    def _claim(self) -> None:
-        """Claim the win from an opponent who left, when `rules.claim_now` says so."""
-        # The timer and the server's "claimWinInSeconds: 0" may both call this: one claim at a time.
-        with self._claim_lock:
-            position = self.position
-            if self.finished.is_set() or position is None:
-                return
-            now = time.monotonic()
-            verdict = rules.claim_now(position.board.turn == self.color, self._plies.moved_at == position.ply,
-                                      now - self._claimed_at)
-            if verdict == rules.DUE:
-                self._claim_due = True  # our turn: our move not posted yet
-            if verdict != rules.CLAIM:
-                return
-            self._claimed_at, self._claim_due = now, False
-        log.info("game %s: claiming victory", self.id)
-        try:
-            self.li.claim_victory(self.id)
-        except LichessError as e:
-            log.warning("game %s: claim-victory failed: %s", self.id, e)
-            self._claimed_at = -math.inf  # the server's next opponentGone may allow it
+    def _claim_turn(self) -> tuple[bool, bool] | None:
+        """For a claim: (our turn, our move at this ply posted); None when over or not set up."""
+        position = self.position
+        if self.finished.is_set() or position is None:
+            return None
+        return position.board.turn == self.color, self._plies.moved_at == position.ply
 
     def _on_chat(self, event: dict[str, Any]) -> None:
         try:
@@ -663,7 +598,7 @@ class Game:
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
         # once.
-        self.cancel_timers()
+        self.timers.cancel()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
         if not self._said_goodbye and status not in ("aborted", "noStart"):
@@ -683,13 +618,6 @@ class Game:
         if final_moves is not None:
             r.moves = list(final_moves)
         self.record_path = records.write(self.cfg.records, r, self.cfg.url)
-
-    def cancel_timers(self) -> None:
-        """Stop the abort and claim timers (the thread does when it ends; a game handled without its
-        thread, in a test, too)."""
-        for timer in (self._abort_timer, self._claim_timer):
-            if timer is not None:
-                timer.cancel()
 
 
 def _median(values: list[float]) -> float:
