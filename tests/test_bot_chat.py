@@ -274,7 +274,7 @@ def test_a_chat_line_the_game_cannot_read_is_one_warning_and_the_game_goes_on(sb
     assert sb.wait_until(lambda: any(t.startswith("Commands:") for _, t in bot_lines(sb, gid)), timeout=10)
     game.handle(state(sb.game(gid).moves), time.monotonic())  # and the game still moves
     assert sb.wait_moves(gid, 3, timeout=10)
-    game.outbox.close(1.0)
+    game.chat.outbox.close(1.0)
 
 
 # ---------------------------------------------------------------- end to end

@@ -10,7 +10,8 @@
 - ``played``: ``PlayedMove``, the one move result a game handles; ``memory``: ``GameMemory``, what
   the runner keeps of a game across its threads;
 - ``position``: the server's move list -> a python-chess board and the engine's own game;
-- ``chat``: the game's chat: an outbox with its own sender, and the commands;
+- ``chat``: the game's chat (``GameChat``): greeting, goodbye and the commands, on an outbox with
+  its own sender;
 - ``records``: every finished game written as PGN, with our evaluations;
 - ``correspondence``: correspondence games without a slot, a visit per move.
 """

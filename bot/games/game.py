@@ -43,7 +43,7 @@ from typing import Any
 
 import chess
 
-from bot.config import PLAYABLE_VARIANTS, Config, chat_text
+from bot.config import PLAYABLE_VARIANTS, Config
 from bot.games import chat, records, rules, stale
 from bot.games.info import BadData, GameInfo, read_full, section
 from bot.games.memory import GameMemory
@@ -95,12 +95,8 @@ class Game:
         self._plies = PlyNotes()  # our moves', answers' and scores' plies (bot/games/plies.py)
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
-        self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
-        self._said_goodbye = False
-        self.outbox = chat.Outbox(game_id, li)
-        self._commands = chat.Commands(cfg.chat, me)
-        self._chat_lock = threading.Lock()  # chat lines are answered by the stream's reader too
+        self.chat = chat.GameChat(game_id, li, cfg, me)
         self._set_up = threading.Event()  # a gameFull was handled
         self.last_search: chat.Search | None = None  # what !eval tells
         # The runner's, so that the takebacks accepted and the record's notes outlive a correspondence
@@ -183,7 +179,7 @@ class Game:
         finally:
             self.timers.cancel()
             self._drop_engine()
-            self.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: sent from its thread
+            self.chat.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             self.ended.set()
             if self._on_end is not None:
@@ -239,7 +235,8 @@ class Game:
                 self._setup(event)
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
                 self._on_state(section(event, "state"), received, known)
-                self._greet()  # after the first move: in bullet the move matters more than the hello
+                if self._playable:  # after the first move: in bullet the move matters more than the hello
+                    self.chat.greet(self.opponent)
             elif kind == "gameState":
                 self._on_state(event, received)
             elif kind == "chatLine":
@@ -299,12 +296,12 @@ class Game:
         self.position.start(info.initial_fen)
         state_moves = str(section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
-            self._greeted = True  # a game resumed after a restart has been greeted already
+            self.chat.skip_greeting()  # a game resumed after a restart has been greeted already
         # First seen in progress (resumed after a restart): its takebacks so far are unknown, so none
         # is granted ("at most N per game" must hold).
         self.memory.first_seen(len(state_moves))
         if self.visit and len(state_moves) != self._our_first_ply():
-            self._greeted = True  # a correspondence game is greeted on the visit of our first move only
+            self.chat.skip_greeting()  # a correspondence game is greeted on the visit of our first move only
         until = self._plies_until_opponent_moved()
         self.timers.watch_first_move(info.correspondence, len(state_moves), until, info.opponent)
 
@@ -550,28 +547,7 @@ class Game:
         return position.board.turn == self.color, self._plies.moved_at == position.ply
 
     def _on_chat(self, event: dict[str, Any]) -> None:
-        try:
-            line = chat.read_line(event)
-        except chat.BadLine as e:
-            # Nothing of the game's course is in a chat line: no stream reopening.
-            log.warning("game %s: unusable chatLine skipped (%s)", self.id, e)
-            return
-        log.info("game %s: chat [%s] %s: %s", self.id, line.room, line.username, line.text[:200])
-        with self._chat_lock:
-            answer = self._commands.answer(line, self.opponent, self.last_search)
-        if answer is not None:
-            self.outbox.say(line.room, answer)
-
-    def _greet(self) -> None:
-        if not self._greeted and self._playable:
-            self._greeted = True
-            self._say(self.cfg.game.greeting, self.cfg.game.spectator_greeting)
-
-    def _say(self, player: str, spectator: str) -> None:
-        """Queue the two rooms' texts (templates; '' = nothing) for the chat sender."""
-        for room, template in (("player", player), ("spectator", spectator)):
-            if template:
-                self.outbox.say(room, chat_text(template, self.me, self.opponent))
+        self.chat.answer(event, self.opponent, self.last_search)
 
     def _give_up(self, why: str) -> None:
         log.error("game %s: %s; aborting (or resigning if too late to abort)", self.id, why)
@@ -601,9 +577,8 @@ class Game:
         self.timers.cancel()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
-        if not self._said_goodbye and status not in ("aborted", "noStart"):
-            self._said_goodbye = True
-            self._say(self.cfg.game.goodbye, self.cfg.game.spectator_goodbye)
+        if status not in ("aborted", "noStart"):
+            self.chat.goodbye(self.opponent)
         self._stream_stop.set()
 
     def _write_record(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:
