@@ -466,6 +466,24 @@ def test_takeback_declined_by_each_rule(sb, caplog, takeback, rated, title, rule
     assert sb.game(gid).takebacks == () and sb.game(gid).rejected_moves == []
 
 
+def test_a_game_found_in_progress_keeps_declining_takebacks_after_its_first_answer(sb, caplog):
+    # "At most N per game" must hold after a restart: the count stays unknown after we declined one
+    # offer (the answer once counted as a known 0, and the next offer was accepted).
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    moves = ["e2e4", "e7e5", "g1f3"]
+    gid = sb.start_game(IdleOpponent(), bot_color="black", clock=(600, 0), moves=moves)
+    game = make_game(sb, gid, takeback={"max_per_game": 1})
+    sides = {"white": {"id": "alice", "name": "alice"}, "black": {"id": "umax-bot", "name": "umax-bot"}}
+    sb.propose_takeback(gid)
+    game.handle(dict(full(gid, moves), **sides, state=state(moves, wtakeback=True)), time.monotonic())
+    assert takeback_answers(sb, gid) == ["no"] and sb.wait_moves(gid, 4, timeout=10)
+    sb.propose_takeback(gid)  # again, on their turn
+    game.handle(state(sb.game(gid).moves, wtakeback=True), time.monotonic())
+    assert takeback_answers(sb, gid) == ["no", "no"] and sb.game(gid).takebacks == ()
+    unknown = [r.getMessage() for r in caplog.records if "its takebacks unknown" in r.getMessage()]
+    assert len(unknown) == 2 and game.takebacks_accepted == 0
+
+
 def test_takeback_flags_that_need_no_answer(sb, caplog):
     caplog.set_level(logging.INFO, logger="bot.games.game")
     gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white", clock=(600, 0))

@@ -402,7 +402,7 @@ class Game:
         except LichessError as e:
             log.warning("game %s: takeback answer failed (%s)", self.id, e)
             return False
-        memory.takebacks, memory.takebacks_known = memory.takebacks_accepted + accept, True
+        memory.takebacks = memory.takebacks_accepted + accept  # an unknown count stays unknown
         return accept
 
     @property
