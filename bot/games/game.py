@@ -11,8 +11,9 @@ answers to commands, queued for the game's chat sender so that no chat request e
 The stream is read by a reader thread of its own (`bot.games.stream`), which answers chat lines
 itself, so that an answer never waits for a search, and hands every other event to the game thread.
 The game's decisions (draws, resignation, takebacks, abort, claim, a move's limits) are plain
-functions in `bot.games.rules`, and which state is stale in `bot.games.stale`: this thread gathers
-the facts, asks them, and acts on the answer.
+functions in `bot.games.rules`, and which state is stale in `bot.games.stale` (on the plies noted in
+`bot.games.plies`): this thread gathers the facts, asks them, and acts on the answer. The gameFull is
+read once into a `GameInfo` (`bot.games.info`); the abort and claim timers are `bot.games.timers`'.
 
 Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
 before we think when it is our turn; a state from before our own move is not answered (our move
@@ -343,12 +344,12 @@ class Game:
             return
         if step.went_on:
             self._plies.takeback_yes = None  # the game went on: a takeback we said yes to did not happen
-        # The server has a move at the ply of our unconfirmed move: our POST went through after all
-        # (taken as such only once the list is followed: an unusable one proves nothing).
         if not self.position.update(moves, step.posted_at):
             raise BadData("its moves cannot be replayed from the game's start")
         if step.taken_back:
             self._forget_taken_back(step.taken_back)
+        # The server has a move at the ply of our unconfirmed move: our POST went through after all
+        # (taken as such only once the list is followed: an unusable one proves nothing).
         if step.confirmed:
             self._plies.moved_at, self._plies.unsent = step.posted_at, None
         if self._opponent_moved():
