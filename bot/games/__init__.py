@@ -1,9 +1,17 @@
 """One game and what goes on around it.
 
-- ``game``: one game's thread: game stream -> position -> engine -> move POST; draws, resignation,
-  takebacks, aborts and claims;
+- ``game``: one game's thread: game stream -> position -> engine -> move POST, asking the rules;
+- ``stream``: the game stream, read by a thread of its own that answers chat lines;
+- ``info``: a gameFull read once into ``GameInfo``; ``plies``: ``PlyNotes``, the plies of our moves,
+  answers and scores;
+- ``rules``: the game's decisions as plain functions: draws, resignation, takebacks, abort, claim,
+  a move's limits; ``stale``: which server state is stale and what to do with the next one;
+- ``timers``: the abort timer (no first move) and the claim timer (the opponent left);
+- ``played``: ``PlayedMove``, the one move result a game handles; ``memory``: ``GameMemory``, what
+  the runner keeps of a game across its threads;
 - ``position``: the server's move list -> a python-chess board and the engine's own game;
-- ``chat``: the game's chat: an outbox with its own sender, and the commands;
+- ``chat``: the game's chat (``GameChat``): greeting, goodbye and the commands, on an outbox with
+  its own sender;
 - ``records``: every finished game written as PGN, with our evaluations;
 - ``correspondence``: correspondence games without a slot, a visit per move.
 """

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.config import CHAT_MAX, ChatConfig
+from bot.config import CHAT_MAX, ChatConfig, Config, chat_text
 from bot.lichess import Lichess, LichessError, RateLimited, Stopped
 from engine.board import PAWN
 
@@ -255,3 +255,51 @@ class Outbox:
                 log.warning("game %s: chat line not sent (%s room, %s): %r", self.game_id, room, why,
                             text[:60])
             self._lines.clear()
+
+
+class GameChat:
+    """One game's chat: the greeting and the goodbye, each said at most once, and the answers to
+    commands, all queued on the game's outbox. Answers come from the stream's reader thread as well
+    as the game thread: the commands' state is shared under a lock."""
+
+    def __init__(self, game_id: str, li: Lichess, cfg: Config, me: str):
+        self.game_id, self.cfg, self.me = game_id, cfg, me.lower()
+        self.outbox = Outbox(game_id, li)
+        self._commands = Commands(cfg.chat, me)
+        self._lock = threading.Lock()
+        self._greeted = False
+        self._said_goodbye = False
+
+    def skip_greeting(self) -> None:
+        """No greeting in this game (resumed after a restart, or a correspondence visit after the first)."""
+        self._greeted = True
+
+    def greet(self, opponent: str) -> None:
+        if not self._greeted:
+            self._greeted = True
+            self._say(self.cfg.game.greeting, self.cfg.game.spectator_greeting, opponent)
+
+    def goodbye(self, opponent: str) -> None:
+        if not self._said_goodbye:
+            self._said_goodbye = True
+            self._say(self.cfg.game.goodbye, self.cfg.game.spectator_goodbye, opponent)
+
+    def answer(self, event: dict[str, Any], opponent: str, last: Search | None) -> None:
+        """A chatLine: logged, and a command answered in its room."""
+        try:
+            line = read_line(event)
+        except BadLine as e:
+            # Nothing of the game's course is in a chat line: no stream reopening.
+            log.warning("game %s: unusable chatLine skipped (%s)", self.game_id, e)
+            return
+        log.info("game %s: chat [%s] %s: %s", self.game_id, line.room, line.username, line.text[:200])
+        with self._lock:
+            answer = self._commands.answer(line, opponent, last)
+        if answer is not None:
+            self.outbox.say(line.room, answer)
+
+    def _say(self, player: str, spectator: str, opponent: str) -> None:
+        """Queue the two rooms' texts (templates; '' = nothing) for the chat sender."""
+        for room, template in (("player", player), ("spectator", spectator)):
+            if template:
+                self.outbox.say(room, chat_text(template, self.me, opponent))

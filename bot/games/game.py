@@ -8,8 +8,12 @@ offers and answers and resignation by the score rule, the opponent's takeback of
 the `takeback` rule, an abort when the opponent never makes a first move, a claim of victory when
 the opponent has left, and the chat (`bot.games.chat`): a greeting and a goodbye in both rooms, and the
 answers to commands, queued for the game's chat sender so that no chat request ever delays a move.
-The stream is read by a reader thread of its own (`Game._events`), which answers chat lines itself,
-so that an answer never waits for a search, and hands every other event to the game thread.
+The stream is read by a reader thread of its own (`bot.games.stream`), which answers chat lines
+itself, so that an answer never waits for a search, and hands every other event to the game thread.
+The game's decisions (draws, resignation, takebacks, abort, claim, a move's limits) are plain
+functions in `bot.games.rules`, and which state is stale in `bot.games.stale` (on the plies noted in
+`bot.games.plies`): this thread gathers the facts, asks them, and acts on the answer. The gameFull is
+read once into a `GameInfo` (`bot.games.info`); the abort and claim timers are `bot.games.timers`'.
 
 Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
 before we think when it is our turn; a state from before our own move is not answered (our move
@@ -33,62 +37,33 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import chess
 
-from bot.config import PLAYABLE_VARIANTS, Config, chat_text
-from bot.games import chat, records
+from bot.config import PLAYABLE_VARIANTS, Config
+from bot.games import chat, records, rules, stale
+from bot.games.info import BadData, GameInfo, read_full, section
+from bot.games.memory import GameMemory
+from bot.games.played import PlayedMove
+from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
+from bot.games.stream import LIVE, game_events
+from bot.games.timers import OpponentTimers
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
 from engine import timeman
-from engine.board import PAWN
 
 log = logging.getLogger(__name__)
 
-LIVE = ("created", "started")  # every other status ends the game
-MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later opponentGone says more)
-# Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):
-# a game not over this long after a claim may claim again.
-CLAIM_AGAIN_AFTER_S = 3.0
 # After the game thread ends, its chat sender may go on this long with the lines still queued (the
 # goodbye, answers held by a 429 pause): Lichess takes chat in a finished game, and Lichess asks a
 # client answered 429 to wait a full minute, so a line held by such a pause (bot network.rate_limit_pause_s,
 # 60 s by default) still goes, even after a second 429. A line still held then is dropped (one log line).
 CHAT_AFTER_END_S = 120.0
-# The game thread looks this often whether the bot is stopping while it waits for the stream's next event.
-STOP_POLL_S = 0.25
-# Lichess ignores a draw offer made within 20 plies of the same player's last one
-# (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
-DRAW_OFFER_GAP_PLIES = 20
-# Our offer stands until the opponent moves, and a flag with it standing is a draw, not our win
-# (lila Finisher.outOfTime): no offer while the opponent has less than this, or a third of the
-# initial clock in faster games.
-DRAW_OFFER_MIN_OPPONENT_MS = 30_000
-UNKNOWN = -1  # the takebacks accepted in a game found in progress (see _setup)
-# An arena draw in fewer plies earns neither player a point (lila arena ScoringSystem, Pairing.quickDraw:
-# turns < 20); lila does not forbid the offer, so the bot simply neither offers nor accepts one before.
-ARENA_QUICK_DRAW_PLIES = 20
-
-
-class BadData(ValueError):
-    """An event from the server that the game cannot use: skipped, the stream reopened."""
-
-
-def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
-    """A nested object of an event: {} when absent or null, BadData when it is not an object."""
-    value = event.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise BadData(f"{key} is not an object: {repr(value)[:60]}")
-    return value
 
 
 class Game:
@@ -99,8 +74,7 @@ class Game:
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
                  may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
-                 takeback_counts: dict[str, int] | None = None,
-                 move_notes: dict[str, dict[int, records.MoveNote]] | None = None):
+                 memory: GameMemory | None = None):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -117,57 +91,26 @@ class Game:
         self.thread: threading.Thread | None = None
         self.engine: EngineLike | None = None
         self.position: GamePosition | None = None  # created with the engine, when the thread starts
-        # Set by gameFull.
-        self.color: chess.Color = chess.WHITE
-        self.initial_fen: str | None = None
-        self.opponent = "?"
-        self.opponent_is_bot = False  # their title is BOT (takeback.humans_only)
-        self.rated = True  # unless the gameFull says casual (takeback.casual_only)
-        self.increment_ms = 0
-        self.initial_ms: int | None = None  # the game's initial clock: scales the time reserve
-        self.correspondence = False
-        self.tournament_id: str | None = None  # an arena game (gameFull's tournamentId)
+        self.info = GameInfo()  # set by gameFull
         self.clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
-        self._moved_at_ply = -1  # the ply count at which we last posted a move
+        self._plies = PlyNotes()  # our moves', answers' and scores' plies (bot/games/plies.py)
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
-        # A move whose POST failed without a refusal (a 5xx, a cut, a timeout): the server may or may
-        # not have it. (ply, search result, budget, draw offer); sent again, unsearched, if not.
-        self._unsent: tuple[int, Any, timeman.Limits, bool] | None = None
-        self._greeted = False
         self._playable = False  # set by gameFull: a variant the engine plays
-        self._said_goodbye = False
-        self.outbox = chat.Outbox(game_id, li)
-        self._commands = chat.Commands(cfg.chat, me)
-        self._chat_lock = threading.Lock()  # chat lines are answered by the stream's reader (see _events)
+        self.chat = chat.GameChat(game_id, li, cfg, me)
         self._set_up = threading.Event()  # a gameFull was handled
-        # Our search results and what they led to.
-        self.scores: list[int] = []
         self.last_search: chat.Search | None = None  # what !eval tells
-        self._score_plies: list[int] = []  # the ply of each score: a takeback drops the later ones
-        self._last_offer_ply = -10**6
-        self._draw_answered_ply = -1
-        # Takebacks accepted per game id: the runner's, so that the count outlives a correspondence
-        # visit and a reopened stream (bot/process/runner.py); a game of its own without one.
-        self._takeback_counts: dict[str, int] = takeback_counts if takeback_counts is not None else {}
-        self._takeback_answered_ply = -1  # the ply of the opponent's takeback offer we answered
-        # The ply at which we said yes to a takeback whose shorter game we have not seen yet. We never
-        # propose one, so the server's game gets shorter only after such a yes (1 or 2 plies, lila's
-        # Takebacker): a shorter move list without one is a stale or reordered state, not a takeback.
-        self._takeback_yes: int | None = None
+        # The runner's, so that the takebacks accepted and the record's notes outlive a correspondence
+        # visit and a reopened stream (bot/process/runner.py); a game of its own has one of its own.
+        self.memory = memory if memory is not None else GameMemory()
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
         self.winner: str | None = None
         self.record = records.GameRecord(game_id)  # filled by gameFull, our moves and the final state
-        if move_notes is not None:  # the runner's: a correspondence game's record spans its visits
-            self.record.notes = move_notes.setdefault(game_id, {})
+        self.record.notes = self.memory.notes  # a correspondence game's record spans its visits
         self.record_path = None  # where the record went (None: off, not over, or the write failed)
         self._recorded = False
-        self._abort_timer: threading.Timer | None = None
-        self._claim_timer: threading.Timer | None = None
-        self._claim_lock = threading.Lock()
-        self._claimed_at = -math.inf  # when we last claimed victory
-        self._claim_due = False  # the claim waits for the opponent's turn (after our move)
+        self.timers = OpponentTimers(game_id, li, cfg.game, self._waiting_first_move, self._claim_turn)
 
     # ------------------------------------------------------------ thread
 
@@ -180,6 +123,36 @@ class Game:
     def alive(self) -> bool:
         return self.thread is not None and self.thread.is_alive()
 
+    @property
+    def color(self) -> chess.Color:
+        """Our colour (white until the gameFull says)."""
+        return self.info.color
+
+    @property
+    def opponent(self) -> str:
+        """The opponent's name ("?" until the gameFull says)."""
+        return self.info.opponent
+
+    @property
+    def scores(self) -> list[int]:
+        """Our scored moves' scores, oldest first (what the draw and resign rules judge)."""
+        return self._plies.scores
+
+    @property
+    def moved_at_ply(self) -> int:
+        """The ply count at which we last posted a move (-1: none, or it was taken back)."""
+        return self._plies.moved_at
+
+    @property
+    def resync(self) -> bool:
+        """The last event asked for a fresh stream (a refused or lost move, an unusable or stale
+        event): the thread reopens it, and calls `stream_opened`."""
+        return self._resync
+
+    def stream_opened(self) -> None:
+        """A fresh stream opens: what asked for it has been done."""
+        self._resync = False
+
     def run(self) -> None:
         log.info("game %s: starting", self.id)
         try:
@@ -188,9 +161,10 @@ class Game:
             self.position = GamePosition(self.engine, f"game {self.id}", self._sources)
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
-                self._resync = False
-                for event, received in self._events():
-                    self._handle(event, received)
+                self.stream_opened()
+                events = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat)
+                for event, received in events:
+                    self.handle(event, received)
                     if self._resync or self._stream_stop.is_set():
                         break
                 # A lost move is retried at once; a move the server keeps refusing backs off, so it
@@ -204,61 +178,13 @@ class Game:
         except Exception:  # noqa: BLE001 - a bug must not take the process down; log it whole
             log.exception("game %s: unexpected error; leaving the game", self.id)
         finally:
-            self._cancel_timers()
+            self.timers.cancel()
             self._drop_engine()
-            self.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: sent from its thread
+            self.chat.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
             self.ended.set()
             if self._on_end is not None:
                 self._on_end(self)
-
-    def _events(self) -> Iterator[tuple[dict[str, Any], float]]:
-        """The game stream's events with the time each arrived, until the game thread stops asking
-        (a resync opens a fresh stream) or `_stream_stop` is set.
-
-        A reader thread of its own reads the stream (`Lichess.stream_game`, which reconnects), so
-        that a chat line is answered while the game thread thinks: the reader answers chat lines
-        itself (once the gameFull has told who the opponent is) and hands every other event to the
-        game thread in order. A reader left behind by a resync drops what it reads next and ends."""
-        stop = threading.Event()
-        events: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        reader = threading.Thread(target=self._read_stream, args=(stop, events), name=f"stream-{self.id}",
-                                  daemon=True)
-        reader.start()
-        try:
-            while not self._stream_stop.is_set():
-                try:
-                    item = events.get(timeout=STOP_POLL_S)
-                except queue.Empty:
-                    continue
-                if item is None:
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-
-    def _read_stream(self, stop: threading.Event, events: queue.SimpleQueue[Any]) -> None:
-        """The reader thread of `_events`: ends with None, or the exception that ended the stream."""
-        try:
-            for event in self.li.stream_game(self.id, stop):
-                received = time.monotonic()
-                if stop.is_set():
-                    break
-                if event.get("type") == "chatLine" and self._set_up.is_set():
-                    try:
-                        self._on_chat(event)
-                    except Exception:  # noqa: BLE001 - a bug costs the answer, never the stream
-                        log.exception("game %s: error while answering a chat line", self.id)
-                    continue
-                events.put((event, received))
-                if _ends_game(event):
-                    stop.set()  # the server closes the stream next: no reconnection to a finished game
-        except BaseException as e:  # noqa: BLE001 - handed to the game thread, which handles it as before
-            events.put(e)
-            return
-        events.put(None)
 
     def _drop_engine(self) -> None:
         """Let go of the engine and its hash table (most of our memory): back to the pool it came
@@ -300,21 +226,24 @@ class Game:
 
     # ------------------------------------------------------------ events
 
-    def _handle(self, event: dict[str, Any], received: float) -> None:
+    def handle(self, event: dict[str, Any], received: float) -> None:
+        """One event of the game stream (the game thread's, in order; `received`: its monotonic
+        arrival time)."""
         kind = event.get("type")
         try:
             if kind == "gameFull":
                 known = len(self.position.moves) if self.position is not None else 0
                 self._setup(event)
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
-                self._on_state(_section(event, "state"), received, known)
-                self._greet()  # after the first move: in bullet the move matters more than the hello
+                self._on_state(section(event, "state"), received, known)
+                if self._playable:  # after the first move: in bullet the move matters more than the hello
+                    self.chat.greet(self.opponent)
             elif kind == "gameState":
                 self._on_state(event, received)
             elif kind == "chatLine":
                 self._on_chat(event)
             elif kind == "opponentGone":
-                self._on_gone(event)
+                self.timers.on_gone(event, self.opponent)
             else:
                 log.debug("game %s: ignoring event %s", self.id, repr(kind)[:60])
             if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
@@ -336,7 +265,7 @@ class Game:
     def _visit_done(self) -> bool:
         """A visit ends when its move is posted (or there is none to make): the opponent's turn, a
         game we cannot play, or one that is over."""
-        if self._resync or self._unsent is not None:
+        if self._resync or self._plies.unsent is not None:
             return False  # our move may not have arrived: the fresh state says
         if self.status is not None:
             return True  # its final state was handled: recorded, goodbye said
@@ -353,78 +282,38 @@ class Game:
 
     def _setup(self, full: dict[str, Any]) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
-        white, black = _section(full, "white"), _section(full, "black")
-        ids = (str(white.get("id", "")).lower(), str(black.get("id", "")).lower())
-        if self.me not in ids:
-            raise BadData(f"neither player is {self.me}: {ids[0][:30]!r}, {ids[1][:30]!r}")
-        fen = full.get("initialFen") or "startpos"
-        if not isinstance(fen, str):
-            raise BadData(f"initialFen is not text: {repr(fen)[:60]}")
-        if fen != "startpos":
-            try:
-                chess.Board(fen)
-            except ValueError as e:
-                raise BadData(f"initialFen {fen[:90]!r}: {e}") from None
-        clock = _section(full, "clock")
-        raw_variant = full.get("variant")
-        variant = (raw_variant.get("key") if isinstance(raw_variant, dict) else raw_variant) or "standard"
-        if not isinstance(variant, str):
-            raise BadData(f"variant is not text: {repr(variant)[:60]}")
-        _section(full, "state")
-        self.color = chess.WHITE if ids[0] == self.me else chess.BLACK
-        them = black if self.color == chess.WHITE else white
-        self.opponent = str(them.get("name") or them.get("id") or f"AI level {them.get('aiLevel')}")[:60]
-        self.opponent_is_bot = them.get("title") == "BOT"
-        self.rated = full.get("rated") is not False  # anything but a clear casual counts as rated
-        self.initial_fen = None if fen == "startpos" else fen
-        self.increment_ms = clock_ms(clock.get("increment")) or 0
-        self.initial_ms = clock_ms(clock.get("initial"))
-        self.correspondence = full.get("speed") == "correspondence" or not clock
-        tid = full.get("tournamentId")
-        self.tournament_id = tid[:32] if isinstance(tid, str) and tid else None
-        self._note_players(full, white, black, variant)
-        log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, white.get("name"), black.get("name"),
-                 variant, full.get("speed"), chess.COLOR_NAMES[self.color],
-                 f", from {self.initial_fen}" if self.initial_fen else "",
-                 f", arena {self.tournament_id}" if self.tournament_id else "")
-        if variant not in PLAYABLE_VARIANTS:
-            self._give_up(f"variant {variant[:40]} is beyond the engine")
+        info = self.info = read_full(full, self.me)
+        self._note_players()
+        log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, info.white, info.black, info.variant,
+                 info.speed, chess.COLOR_NAMES[info.color],
+                 f", from {info.initial_fen}" if info.initial_fen else "",
+                 f", arena {info.tournament_id}" if info.tournament_id else "")
+        if info.variant not in PLAYABLE_VARIANTS:
+            self._give_up(f"variant {info.variant[:40]} is beyond the engine")
             self._playable = False
             return
         self._playable = True
         assert self.position is not None
-        self.position.start(self.initial_fen)
-        state_moves = str(_section(full, "state").get("moves") or "").split()
+        self.position.start(info.initial_fen)
+        state_moves = str(section(full, "state").get("moves") or "").split()
         if len(state_moves) >= 2:
-            self._greeted = True  # a game resumed after a restart has been greeted already
-        if self.id not in self._takeback_counts:
-            # First seen in progress (resumed after a restart): its takebacks so far are unknown, so
-            # none is granted ("at most N per game" must hold).
-            self._takeback_counts[self.id] = 0 if len(state_moves) < 2 else UNKNOWN
-        our_first_ply = 2 - self._plies_until_opponent_moved()  # 0 when we move first, else 1
-        if self.visit and len(state_moves) != our_first_ply:
-            self._greeted = True  # a correspondence game is greeted on the visit of our first move only
-        self._watch_first_move(state_moves)
+            self.chat.skip_greeting()  # a game resumed after a restart has been greeted already
+        # First seen in progress (resumed after a restart): its takebacks so far are unknown, so none
+        # is granted ("at most N per game" must hold).
+        self.memory.first_seen(len(state_moves))
+        if self.visit and len(state_moves) != self._our_first_ply():
+            self.chat.skip_greeting()  # a correspondence game is greeted on the visit of our first move only
+        until = self._plies_until_opponent_moved()
+        self.timers.watch_first_move(info.correspondence, len(state_moves), until, info.opponent)
 
-    def _note_players(self, full: dict[str, Any], white: dict[str, Any], black: dict[str, Any],
-                      variant: str) -> None:
-        """What the game's record needs from the gameFull (every field optional)."""
-        def name(p: dict[str, Any]) -> str:
-            if p.get("aiLevel") is not None:
-                return f"lichess AI level {p.get('aiLevel')}"
-            return str(p.get("name") or p.get("id") or "?")[:60]
-
-        def number(value: Any) -> int | None:
-            return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and math.isfinite(value) else None
-
-        r = self.record
-        r.white, r.black = name(white), name(black)
-        r.white_elo, r.black_elo = number(white.get("rating")), number(black.get("rating"))
-        r.rated, r.speed, r.variant = bool(full.get("rated")), str(full.get("speed") or "")[:20], variant[:40]
-        r.initial_fen, r.bot_color, r.created_ms = self.initial_fen, self.color, number(full.get("createdAt"))
-        r.initial_ms = None if self.correspondence else self.initial_ms
-        r.increment_ms = self.increment_ms
+    def _note_players(self) -> None:
+        """What the game's record needs from the gameFull."""
+        info, r = self.info, self.record
+        r.white, r.black, r.white_elo, r.black_elo = info.white, info.black, info.white_elo, info.black_elo
+        r.rated, r.speed, r.variant = info.record_rated, info.speed, info.variant[:40]
+        r.initial_fen, r.bot_color, r.created_ms = info.initial_fen, info.color, info.created_ms
+        r.initial_ms = None if info.correspondence else info.initial_ms
+        r.increment_ms = info.increment_ms
 
     def _on_state(self, state: dict[str, Any], received: float, known: int | None = None) -> None:
         """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull)."""
@@ -443,68 +332,46 @@ class Game:
             raise BadData("a state without a move list")
         moves = state["moves"].split()
         before = len(self.position.moves) if known is None else known
-        taken_back = self._taken_back(len(moves), before)
-        if len(moves) < before and not taken_back and known is None:
+        step = stale.next_state(len(moves), before, known is not None, self._plies, self._our_first_ply())
+        if step.action == stale.SKIP:
             log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
                      "skipped", self.id, len(moves), before)
             return
-        if known is None and not self._ours_sent(before, len(moves)):
-            # A stale line replayed after a takeback brings back a move of ours that is gone. A fresh
-            # gameFull says where the game is (and is believed: a misjudged state costs a reconnect).
+        if step.action == stale.RESYNC:
             log.info("game %s: a state with a move of ours we did not send (plies %d to %d): stale, skipped;"
                      " reopening the stream", self.id, before + 1, len(moves))
             self._resync = True
             return
-        if len(moves) > before:
-            self._takeback_yes = None  # the game went on: a takeback we said yes to did not happen
+        if step.went_on:
+            self._plies.takeback_yes = None  # the game went on: a takeback we said yes to did not happen
+        if not self.position.update(moves, step.posted_at):
+            raise BadData("its moves cannot be replayed from the game's start")
+        if step.taken_back:
+            self._forget_taken_back(step.taken_back)
         # The server has a move at the ply of our unconfirmed move: our POST went through after all
         # (taken as such only once the list is followed: an unusable one proves nothing).
-        confirmed = self._unsent is not None and len(moves) > self._unsent[0]
-        # With a move unconfirmed, the engine (which played it) is legitimately one move ahead.
-        posted_at = self._moved_at_ply if self._unsent is None else self._unsent[0]
-        if confirmed:
-            posted_at = max(self._moved_at_ply, posted_at)
-        if not self.position.update(moves, posted_at):
-            raise BadData("its moves cannot be replayed from the game's start")
-        if taken_back:
-            self._forget_taken_back(before - len(moves))
-        if confirmed:
-            self._moved_at_ply, self._unsent = posted_at, None
-        if self._opponent_moved() and self._abort_timer is not None:
-            self._abort_timer.cancel()
+        if step.confirmed:
+            self._plies.moved_at, self._plies.unsent = step.posted_at, None
+        if self._opponent_moved():
+            self.timers.opponent_moved()
         if self._answer_takeback(state, len(moves)):
             return  # accepted: the shorter game comes with the next state
         offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
-        if self.position.board.turn == self.color and self._moved_at_ply != len(moves):
+        if self.position.board.turn == self.color and self._plies.moved_at != len(moves):
             self._think_and_move(state, received, offered)
         elif offered:
             self._accept_draw()
 
     # ------------------------------------------------------------ takebacks
 
-    def _taken_back(self, plies: int, before: int) -> bool:
-        """Is a move list of `plies` after `before` seen the takeback we said yes to? (1 or 2 plies
-        back from where we said it; a gameFull may bring it when the stream lost its state.)"""
-        yes = self._takeback_yes
-        return plies < before and yes is not None and yes - 2 <= plies < yes
-
     def _forget_taken_back(self, plies: int) -> None:
         """The server's game got `plies` shorter (a takeback; the engine followed in position.update):
         what we noted about the plies taken back goes, so that we move again where we had moved."""
         assert self.position is not None
         ply = self.position.ply
-        if self._moved_at_ply >= ply:
-            self._moved_at_ply = -1
-        if self._unsent is not None and self._unsent[0] >= ply:
-            self._unsent = None
-        kept = [n for n, at in enumerate(self._score_plies) if at < ply]
-        self.scores = [self.scores[n] for n in kept]
-        self._score_plies = [self._score_plies[n] for n in kept]
+        self._plies.forget_from(ply)
         for at in [at for at in self.record.notes if at >= ply]:
             del self.record.notes[at]
-        if self._draw_answered_ply >= ply:
-            self._draw_answered_ply = -1
-        self._takeback_answered_ply = -1
         log.info("game %s: takeback: %d %s taken back, the game goes on from ply %d (%s to move)", self.id,
                  plies, "ply" if plies == 1 else "plies", ply, chess.COLOR_NAMES[self.position.board.turn])
 
@@ -519,59 +386,36 @@ class Game:
                         repr(flag)[:30])
             flag = False
         if not flag:
-            self._takeback_answered_ply = -1  # no offer standing: the next one gets its own answer
+            self._plies.takeback_answered = -1  # no offer standing: the next one gets its own answer
             return False
-        posted_here = self._moved_at_ply == ply or (self._unsent is not None and self._unsent[0] == ply)
-        if self._takeback_answered_ply == ply or posted_here:
-            # Answered already (a repeated state must not repeat it), or a state from before our move,
-            # which ended the offer: Lichess would take a yes now for an offer of ours.
+        if not rules.takeback_needs_answer(ply, self._plies.takeback_answered, self._plies.sent):
             return False
-        self._takeback_answered_ply = ply
-        accept, why = self._takeback_rule()
+        self._plies.takeback_answered = ply
+        memory = self.memory
+        accept, why = rules.takeback_answer(self.cfg.takeback, self.info.opponent_is_bot, self.info.rated,
+                                            memory.takebacks_accepted, memory.takebacks_known)
         log.info("game %s: %s's takeback offer: %s (%s)", self.id, self.opponent,
                  "accepting" if accept else "declining", why)
         if accept:
-            self._takeback_yes = ply  # before the POST: a yes whose answer is lost may still count
+            self._plies.takeback_yes = ply  # before the POST: a yes whose answer is lost may still count
         try:
             self.li.takeback(self.id, accept)
         except LichessError as e:
             log.warning("game %s: takeback answer failed (%s)", self.id, e)
             return False
-        self._takeback_counts[self.id] = self.takebacks_accepted + accept
+        memory.takebacks = memory.takebacks_accepted + accept  # an unknown count stays unknown
         return accept
 
     @property
     def takebacks_accepted(self) -> int:
-        return max(0, self._takeback_counts.get(self.id, 0))
+        return self.memory.takebacks_accepted
 
-    def _takeback_rule(self) -> tuple[bool, str]:
-        """Accept the opponent's takeback offer? And the rule that decided, for the log."""
-        t = self.cfg.takeback
-        # The most permanent reason first: it tells the opponent what would never change.
-        if t.max_per_game == 0:
-            return False, "takeback.max_per_game 0"
-        if t.humans_only and self.opponent_is_bot:
-            return False, "takeback.humans_only: the opponent is a BOT"
-        if t.casual_only and self.rated:
-            return False, "takeback.casual_only: a rated game"
-        limit, taken = f"takeback.max_per_game {t.max_per_game}", self.takebacks_accepted
-        if self._takeback_counts.get(self.id) == UNKNOWN:
-            return False, f"{limit}: a game found in progress, its takebacks unknown"
-        if taken >= t.max_per_game:
-            return False, f"{limit}, {taken} accepted already"
-        return True, f"{taken + 1} of {limit}"
-
-    def _ours_sent(self, start: int, end: int) -> bool:
-        """Is every move of ours among plies start..end-1 one we sent? lila adds a move of ours only
-        when we send it, so a gameState that adds another (the stream sends one state per move, and a
-        lost one reopens it, with a gameFull) is a stale line."""
-        first = 2 - self._plies_until_opponent_moved()  # our first ply: 0 when we move first, else 1
-        sent = {self._moved_at_ply, self._unsent[0] if self._unsent is not None else -1}
-        return all(ply in sent for ply in range(start, end) if (ply - first) % 2 == 0)
+    def _our_first_ply(self) -> int:
+        """0 when we move first, else 1."""
+        return 2 - self._plies_until_opponent_moved()
 
     def _plies_until_opponent_moved(self) -> int:
-        first_mover = chess.Board(self.initial_fen).turn if self.initial_fen else chess.WHITE
-        return 1 if first_mover != self.color else 2
+        return rules.plies_until_opponent_moved(self.info.initial_fen, self.color)
 
     def _opponent_moved(self) -> bool:
         position = self.position  # read once: a timer thread may call this as the game thread ends
@@ -585,39 +429,43 @@ class Game:
                 return  # a restart is coming: no new search, and certainly no resignation
             assert self.position is not None
             ply = self.position.ply
-            unsent, self._unsent = self._unsent, None
-            if unsent is not None and unsent[0] == ply and self.position.engine_one_ahead() == unsent[1].move:
+            unsent, self._plies.unsent = self._plies.unsent, None
+            if (unsent is not None and unsent.ply == ply
+                    and self.position.engine_one_ahead() == unsent.played.move):
                 # Our move's POST failed and the server does not have it: the same move again (the
                 # engine has played it already), without a second search.
-                _, res, budget, offer = unsent
-                res = dataclasses.replace(res, time_ms=0.0)
+                res = dataclasses.replace(unsent.played, time_ms=0.0)
+                budget, offer = unsent.budget, unsent.offer
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
             else:
-                mine = state.get("wtime" if self.color == chess.WHITE else "btime")
-                budget = self._limits(clock_ms(mine))
-                left = None if self.correspondence else clock_ms(mine)
-                res = self.position.think(budget, time_left_ms=left)
+                mine = clock_ms(state.get("wtime" if self.color == chess.WHITE else "btime"))
+                info = self.info
+                budget = rules.move_limits(self.cfg.time, info.correspondence, mine, info.increment_ms,
+                                           info.initial_ms)
+                res = self.position.think(budget, time_left_ms=None if info.correspondence else mine)
                 if res.move is None:
                     log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
                     return
                 # A search's score judges draws and resignation; a fallback or book move has none,
-                # a tablebase move its verdict (OutsideMove.scored).
-                if getattr(res, "scored", res.depth > 0):
-                    self.scores.append(int(res.score))
-                    self._score_plies.append(ply)
-                if self._resign_rule_holds():
+                # a tablebase move its verdict (PlayedMove.scored).
+                if res.scored:
+                    self._plies.scored.append((ply, res.score))
+                if rules.resign(self.cfg.resign, self.scores):
                     log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
                              self.cfg.resign.consecutive)
                     self.li.resign(self.id)
-                    self._moved_at_ply = ply
+                    self._plies.moved_at = ply
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
-                theirs = state.get("btime" if self.color == chess.WHITE else "wtime")
-                offer = self._offer_draw(ply, clock_ms(theirs))
-            if getattr(res, "source", "search") == "search" and res.depth > 0:
+                theirs = clock_ms(state.get("btime" if self.color == chess.WHITE else "wtime"))
+                offer = rules.offer_draw(self.cfg.draw, self._standing(), self._plies.last_offer,
+                                         self.info.initial_ms, theirs)
+                if offer:
+                    self._plies.last_offer = ply
+            if res.searched:
                 # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
-                self.last_search = chat.Search(str(res.move), int(res.score), int(res.depth), int(res.nodes))
+                self.last_search = chat.Search(str(res.move), res.score, res.depth, res.nodes)
             sent = time.monotonic()
             try:
                 self.li.move(self.id, res.move, offering_draw=offer)
@@ -631,76 +479,54 @@ class Game:
                 self._resync = True
                 self._failed_posts += 1
                 if not isinstance(e, ClientError):
-                    self._unsent = (ply, res, budget, offer)
+                    self._plies.unsent = Unsent(ply, res, budget, offer)
                 return
-            self._moved_at_ply = ply
+            self._plies.moved_at = ply
             self._failed_posts = 0
             self._note_move(ply, res, state, received, sent)
             self._log_move(res, ply, budget, received, sent, offer)
             if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
                 self.position.start_ponder()
-        if self._claim_due:  # the opponent left while we thought: now it is their turn
-            self._claim()
+        if self.timers.claim_due:  # the opponent left while we thought: now it is their turn
+            self.timers.claim()
 
-    def _limits(self, time_left_ms: int | None) -> timeman.Limits:
-        """This move's limits: the correspondence budget, else the time manager on our clock (a fixed
-        movetime or node budget, if set, decides and the clock only caps it)."""
-        t = self.cfg.time
-        if self.correspondence or time_left_ms is None:
-            hard = t.correspondence_movetime_ms
-            if time_left_ms is not None and time_left_ms > 0:  # a days clock nearly run out: a quarter of it
-                hard = max(1, min(hard, time_left_ms // 4))
-            return timeman.Limits(hard_ms=hard, nodes=t.correspondence_nodes)
-        params = timeman.TimeParams(overhead_ms=t.move_overhead_ms, reserve_ms=t.reserve_ms,
-                                    min_think_ms=t.min_think_ms, max_think_ms=t.max_think_ms)
-        clock = timeman.Clock(time_left_ms, self.increment_ms, base_ms=self.initial_ms)
-        return timeman.allocate(clock, params, movetime_ms=t.fixed_movetime_ms, nodes=t.fixed_nodes)
-
-    def _note_move(self, ply: int, res: Any, state: dict[str, Any], received: float, sent: float) -> None:
+    def _note_move(self, ply: int, res: PlayedMove, state: dict[str, Any], received: float,
+                   sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
-        mine = None if self.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
+        mine = None if self.info.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
                                                                     else "btime"))
-        after = None if mine is None else int(mine - (sent - received) * 1000 + self.increment_ms)
-        scored = getattr(res, "scored", res.depth > 0)
-        source = str(getattr(res, "source", "search"))
-        self.record.notes[ply] = records.MoveNote(int(res.score) if scored else None, int(res.depth),
-                                                  source, after)
+        after = None if mine is None else int(mine - (sent - received) * 1000 + self.info.increment_ms)
+        self.record.notes[ply] = records.MoveNote(res.score if res.scored else None, res.depth, res.source,
+                                                  after)
 
-    def _log_move(self, res: Any, ply: int, budget: timeman.Limits, received: float, sent: float,
+    def _log_move(self, res: PlayedMove, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
         latency = (sent - received) * 1000
         self.move_stats.append((latency, res.time_ms))
-        source = getattr(res, "source", "search")
-        found = (f"score {res.score:+d} depth {res.depth} nodes {res.nodes}" if source == "search"
-                 else f"from the {source}{': ' + res.detail if getattr(res, 'detail', '') else ''}")
+        found = (f"score {res.score:+d} depth {res.depth} nodes {res.nodes}" if res.source == "search"
+                 else f"from the {res.source}{': ' + res.detail if res.detail else ''}")
         log.info("game %s: ply %d %s %s think %.0f ms (budget %s); state->POST %.0f ms, overhead %.1f ms%s",
                  self.id, ply + 1, res.move, found, res.time_ms, budget, latency, latency - res.time_ms,
                  ", offering a draw" if offer else "")
 
-    # ------------------------------------------------------------ draws, resignation
+    # ------------------------------------------------------------ draws
 
-    def _draw_rule_holds(self, moves_needed: int) -> bool:
-        d = self.cfg.draw
-        recent = self.scores[-moves_needed:]
+    def _standing(self) -> rules.Standing:
         assert self.position is not None
-        if self.tournament_id is not None and self.position.ply < ARENA_QUICK_DRAW_PLIES:
-            return False
-        return (self.position.board.fullmove_number > d.min_moves and len(recent) == moves_needed
-                and all(abs(s) <= d.max_score_pawns * PAWN for s in recent))
+        return rules.Standing(self.scores, self.position.ply, self.position.board.fullmove_number,
+                              arena=self.info.tournament_id is not None)
 
     def _accept_draw(self) -> bool:
         """Answer the opponent's standing offer with the bot draw endpoint if the score rule holds.
 
         Not with a move + offeringDraw: on Lichess a move declines the opponent's offer first.
         """
-        assert self.position is not None
-        if self._draw_answered_ply == self.position.ply:
-            return False  # this offer has had its answer (a repeated state must not repeat it)
-        if not (self.cfg.draw.accept and self.scores and self._draw_rule_holds(1)):
+        at = self._standing()
+        if not rules.accept_draw(self.cfg.draw, at, self._plies.draw_answered):
             return False
-        self._draw_answered_ply = self.position.ply
-        log.info("game %s: accepting the draw offer (score %+d)", self.id, self.scores[-1])
+        self._plies.draw_answered = at.ply
+        log.info("game %s: accepting the draw offer (score %+d)", self.id, at.scores[-1])
         try:
             self.li.draw(self.id, accept=True)
         except LichessError as e:
@@ -708,120 +534,21 @@ class Game:
             return False
         return True
 
-    def _offer_draw(self, ply: int, their_ms: int | None) -> bool:
-        """Offer with our move when the rule held for `consecutive` moves; at most one offer per
-        `consecutive` of our moves (an offer every move is spam), and never closer than Lichess takes
-        them, nor while the opponent is short of time (their flag would then be a draw)."""
-        d = self.cfg.draw
-        spaced = ply - self._last_offer_ply >= max(2 * d.consecutive, DRAW_OFFER_GAP_PLIES)
-        if self.initial_ms is not None and their_ms is not None:
-            if their_ms < min(DRAW_OFFER_MIN_OPPONENT_MS, self.initial_ms / 3):
-                return False
-        if d.offer and spaced and self._draw_rule_holds(d.consecutive):
-            self._last_offer_ply = ply
-            return True
-        return False
-
-    def _resign_rule_holds(self) -> bool:
-        r = self.cfg.resign
-        recent = self.scores[-r.consecutive:]
-        return r.enabled and len(recent) == r.consecutive and all(s <= r.score_pawns * PAWN for s in recent)
-
     # ------------------------------------------------------------ abort, claim, chat, end
 
-    def _watch_first_move(self, moves: list[str]) -> None:
-        """Abort if the opponent has not moved `abort_after_s` after we first saw the game."""
-        wait = self.cfg.game.abort_after_s
-        if self.correspondence:
-            return  # days to move, not seconds: a first move may come tomorrow
-        if wait <= 0 or len(moves) >= self._plies_until_opponent_moved() or self._abort_timer is not None:
-            return
-        self._abort_timer = threading.Timer(wait, self._abort_if_no_move)
-        self._abort_timer.daemon = True
-        self._abort_timer.start()
+    def _waiting_first_move(self) -> bool:
+        """For the abort timer: the game still waits for the opponent's first move."""
+        return not (self.finished.is_set() or self._opponent_moved() or self._shutdown.is_set())
 
-    def _abort_if_no_move(self) -> None:
-        if self.finished.is_set() or self._opponent_moved() or self._shutdown.is_set():
-            return
-        log.info("game %s: %s made no first move in %.0f s; aborting", self.id, self.opponent,
-                 self.cfg.game.abort_after_s)
-        try:
-            self.li.abort(self.id)
-        except LichessError as e:
-            log.warning("game %s: abort failed: %s", self.id, e)
-
-    def _on_gone(self, event: dict[str, Any]) -> None:
-        gone, seconds = event.get("gone"), event.get("claimWinInSeconds")
-        number = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(
-            seconds)
-        if not isinstance(gone, bool) or (seconds is not None and not number):
-            # No stream reopening: nothing of the game's course is lost; the next opponentGone will tell.
-            log.warning("game %s: unusable opponentGone skipped (gone %s, claimWinInSeconds %s)", self.id,
-                        repr(gone)[:30], repr(seconds)[:30])
-            return
-        if self._claim_timer is not None:
-            self._claim_timer.cancel()
-            self._claim_timer = None
-        if not gone:
-            log.info("game %s: %s is back", self.id, self.opponent)
-            self._claimed_at, self._claim_due = -math.inf, False
-            return
-        log.info("game %s: %s left the game (claim possible in %s s)", self.id, self.opponent, seconds)
-        if not self.cfg.game.claim_victory or seconds is None:
-            return
-        if seconds <= 0:
-            self._claim()
-        else:  # the stream may stay silent until then: a timer makes the claim on time
-            self._claim_timer = threading.Timer(min(float(seconds), MAX_CLAIM_WAIT_S) + 0.2, self._claim)
-            self._claim_timer.daemon = True
-            self._claim_timer.start()
-
-    def _claim(self) -> None:
-        """Claim the win from an opponent who left. Lichess grants it only on the opponent's turn
-        (lila Pov.mightClaimWin) and answers 200 to a claim on our own turn without doing anything,
-        so on our turn the claim waits until our move is posted."""
-        # The timer and the server's "claimWinInSeconds: 0" may both call this: one claim at a time.
-        with self._claim_lock:
-            position = self.position
-            if self.finished.is_set() or position is None:
-                return
-            if position.board.turn == self.color and self._moved_at_ply != position.ply:
-                self._claim_due = True  # our turn: our move not posted yet
-                return
-            now = time.monotonic()
-            if now - self._claimed_at < CLAIM_AGAIN_AFTER_S:
-                return
-            self._claimed_at, self._claim_due = now, False
-        log.info("game %s: claiming victory", self.id)
-        try:
-            self.li.claim_victory(self.id)
-        except LichessError as e:
-            log.warning("game %s: claim-victory failed: %s", self.id, e)
-            self._claimed_at = -math.inf  # the server's next opponentGone may allow it
+    def _claim_turn(self) -> tuple[bool, bool] | None:
+        """For a claim: (our turn, our move at this ply posted); None when over or not set up."""
+        position = self.position
+        if self.finished.is_set() or position is None:
+            return None
+        return position.board.turn == self.color, self._plies.moved_at == position.ply
 
     def _on_chat(self, event: dict[str, Any]) -> None:
-        try:
-            line = chat.read_line(event)
-        except chat.BadLine as e:
-            # Nothing of the game's course is in a chat line: no stream reopening.
-            log.warning("game %s: unusable chatLine skipped (%s)", self.id, e)
-            return
-        log.info("game %s: chat [%s] %s: %s", self.id, line.room, line.username, line.text[:200])
-        with self._chat_lock:
-            answer = self._commands.answer(line, self.opponent, self.last_search)
-        if answer is not None:
-            self.outbox.say(line.room, answer)
-
-    def _greet(self) -> None:
-        if not self._greeted and self._playable:
-            self._greeted = True
-            self._say(self.cfg.game.greeting, self.cfg.game.spectator_greeting)
-
-    def _say(self, player: str, spectator: str) -> None:
-        """Queue the two rooms' texts (templates; '' = nothing) for the chat sender."""
-        for room, template in (("player", player), ("spectator", spectator)):
-            if template:
-                self.outbox.say(room, chat_text(template, self.me, self.opponent))
+        self.chat.answer(event, self.opponent, self.last_search)
 
     def _give_up(self, why: str) -> None:
         log.error("game %s: %s; aborting (or resigning if too late to abort)", self.id, why)
@@ -848,12 +575,11 @@ class Game:
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
         # once.
-        self._cancel_timers()
+        self.timers.cancel()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
-        if not self._said_goodbye and status not in ("aborted", "noStart"):
-            self._said_goodbye = True
-            self._say(self.cfg.game.goodbye, self.cfg.game.spectator_goodbye)
+        if status not in ("aborted", "noStart"):
+            self.chat.goodbye(self.opponent)
         self._stream_stop.set()
 
     def _write_record(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:
@@ -868,19 +594,6 @@ class Game:
         if final_moves is not None:
             r.moves = list(final_moves)
         self.record_path = records.write(self.cfg.records, r, self.cfg.url)
-
-    def _cancel_timers(self) -> None:
-        for timer in (self._abort_timer, self._claim_timer):
-            if timer is not None:
-                timer.cancel()
-
-
-def _ends_game(event: dict[str, Any]) -> bool:
-    """A gameState, or a gameFull whose state, with a status that ends the game."""
-    state = event.get("state") if event.get("type") == "gameFull" else event
-    typed = isinstance(state, dict) and event.get("type") in ("gameFull", "gameState")
-    status = state.get("status") if typed else None
-    return isinstance(status, str) and status not in LIVE
 
 
 def _median(values: list[float]) -> float:

@@ -21,11 +21,11 @@ import dataclasses
 import logging
 import random
 import time
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import chess
 
+from bot.games.played import FALLBACK, PlayedMove
 from bot.sources.outside import MoveSource, OutsideMove
 from engine import require_move
 from engine.board import move_text, rules_board
@@ -51,20 +51,6 @@ class EngineLike(Protocol):
     def ponderhit(self, limits: Limits, since: float | None = None) -> Any: ...
     def ponder_miss(self) -> Any: ...
     def take_back(self, plies: int) -> None: ...
-
-
-@dataclass(frozen=True)
-class Fallback:
-    """A move chosen without the engine (same fields as engine.SearchResult)."""
-
-    move: str | None
-    score: int = 0
-    depth: int = 0
-    nodes: int = 0
-    time_ms: float = 0.0
-    iterations: list[Any] = field(default_factory=list)
-    source: str = "fallback"
-    scored: bool = False
 
 
 class GamePosition:
@@ -205,7 +191,7 @@ class GamePosition:
         self._engine_valid = True
         return True
 
-    def think(self, limits: Limits, time_left_ms: int | None = None) -> Any:
+    def think(self, limits: Limits, time_left_ms: int | None = None) -> PlayedMove:
         """A move from outside the engine (book, tablebase) first; else the ponder search when the
         opponent played the reply it expected (this move's limits on top of the time it ran); else
         the engine's search within `limits`. The engine plays the move on its own board either way.
@@ -218,16 +204,16 @@ class GamePosition:
             self._follow_engine(list(self.moves), own_move_posted_at=-1)
         if outside is not None:
             self._play_on_engine(outside)
-            return outside
+            return PlayedMove.from_outside(outside)
         if self._engine_valid:
             try:
-                return require_move(self.engine.think(limits=limits), self.board)
+                return PlayedMove.from_search(require_move(self.engine.think(limits=limits), self.board))
             except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
         return self._fallback_move()
 
-    def _ponderhit(self, limits: Limits) -> Any:
+    def _ponderhit(self, limits: Limits) -> PlayedMove:
         self.ponder_hits += 1
         started = time.monotonic()
         try:
@@ -240,7 +226,7 @@ class GamePosition:
         log.info("%s: ponder hit on %s: %.0f ms of search done before it came", self.label, self.moves[-1],
                  res.time_ms - spent_ms)
         # time_ms: the time this move took once it was our turn (the log's overhead figure)
-        return dataclasses.replace(res, time_ms=spent_ms)
+        return PlayedMove.from_search(dataclasses.replace(res, time_ms=spent_ms))
 
     def start_ponder(self) -> str | None:
         """After our move is posted: search, in the background, the position after the reply the
@@ -289,11 +275,11 @@ class GamePosition:
                             outside.move, e)
                 self._engine_valid = False
 
-    def _fallback_move(self) -> Fallback:
+    def _fallback_move(self) -> PlayedMove:
         started = time.monotonic()
         legal = list(self.board.legal_moves)
         if not legal:
-            return Fallback(None)
+            return PlayedMove(None, FALLBACK)
         # Mate if possible, else capture the most valuable piece, else any move.
         def value(move: chess.Move) -> int:
             self.board.push(move)
@@ -304,4 +290,4 @@ class GamePosition:
 
         best = max(value(m) for m in legal)
         move = random.choice([m for m in legal if value(m) == best])
-        return Fallback(move_text(self.board, move), time_ms=(time.monotonic() - started) * 1000)
+        return PlayedMove(move_text(self.board, move), FALLBACK, time_ms=(time.monotonic() - started) * 1000)

@@ -57,8 +57,8 @@ from bot.challenges.slots import Slots
 from bot.config import ArenaEntry, Config, ConfigError
 from bot.games.correspondence import Correspondence
 from bot.games.game import Game
+from bot.games.memory import GameMemory
 from bot.games.position import EngineLike
-from bot.games.records import MoveNote
 from bot.lichess import (
     BotQuota,
     ClientError,
@@ -123,10 +123,9 @@ class Runner:
         self.games: dict[str, Game] = {}
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games_played = 0
-        # Per game id, kept while the game is not over, so that they outlive a correspondence visit
-        # and a reopened stream (bot/games/game.py): the takebacks accepted, and the record's move notes.
-        self.takebacks: dict[str, int] = {}
-        self.move_notes: dict[str, dict[int, MoveNote]] = {}
+        # Per game id, kept while the game is not over, so that it outlives a correspondence visit and a
+        # reopened stream: the takebacks accepted, and the record's move notes (bot/games/memory.py).
+        self.memory: dict[str, GameMemory] = {}
         self.me = ""
         self.exit_code = 0
         self._games_lock = threading.Lock()
@@ -493,8 +492,8 @@ class Runner:
             new_engine = self._threaded(new_engine)
         return Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
                     give_back=give_back, sources=self.sources, visit=visit,
-                    may_ponder=(lambda: False) if visit else self._may_ponder, takeback_counts=self.takebacks,
-                    move_notes=self.move_notes)
+                    may_ponder=(lambda: False) if visit else self._may_ponder,
+                    memory=self.memory.setdefault(gid, GameMemory()))
 
     def _count_start(self) -> None:
         """`game.quit_after_games`: the Nth game started begins the drain."""
@@ -585,8 +584,7 @@ class Runner:
             return  # not over on the server: a restart (or its next gameStart) resumes it
         self.slots.release(game.id)
         with self._games_lock:
-            self.takebacks.pop(game.id, None)   # over: its record is written (bot/games/game.py _game_over)
-            self.move_notes.pop(game.id, None)
+            self.memory.pop(game.id, None)   # over: its record is written (bot/games/game.py _game_over)
             if self.games.get(game.id) is game:
                 del self.games[game.id]
             self.finished.append(game)

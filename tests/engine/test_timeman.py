@@ -155,17 +155,17 @@ def test_adaptive_rules() -> None:
 
 def test_bot_uses_the_time_manager() -> None:
     """The bot's one call site: its settings become TimeParams; correspondence has its own budget."""
-    from bot.games.game import Game
+    from bot.games.rules import move_limits
 
     cfg = config_from_dict({"time": {"move_overhead_ms": 300, "reserve_ms": 3000, "correspondence_nodes": 9}})
-    game = Game.__new__(Game)
-    game.cfg, game.increment_ms, game.initial_ms, game.correspondence = cfg, 1000, 60_000, False
+    t = cfg.time
     params = TimeParams(overhead_ms=300, reserve_ms=3000, min_think_ms=20, max_think_ms=15000)
-    assert game._limits(20_000) == allocate(Clock(20_000, 1000, base_ms=60_000), params)
-    assert game._limits(None) == Limits(hard_ms=10_000, nodes=9)
-    game.correspondence = True
-    assert game._limits(2_147_483_647) == Limits(hard_ms=10_000, nodes=9)  # Lichess's "no running clock"
-    assert game._limits(20_000) == Limits(hard_ms=5_000, nodes=9)  # a days clock nearly out: a quarter
+    expected = allocate(Clock(20_000, 1000, base_ms=60_000), params)
+    assert move_limits(t, False, 20_000, 1000, 60_000) == expected
+    assert move_limits(t, False, None, 1000, 60_000) == Limits(hard_ms=10_000, nodes=9)
+    # Correspondence: Lichess's "no running clock", and a days clock nearly out (a quarter of it).
+    assert move_limits(t, True, 2_147_483_647, 1000, 60_000) == Limits(hard_ms=10_000, nodes=9)
+    assert move_limits(t, True, 20_000, 1000, 60_000) == Limits(hard_ms=5_000, nodes=9)
 
 
 def test_uci_clock_path_uses_the_same_function(monkeypatch: pytest.MonkeyPatch) -> None:

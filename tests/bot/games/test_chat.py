@@ -259,22 +259,22 @@ def test_a_line_held_by_a_pause_is_dropped_with_a_log_line_when_the_bot_stops(sb
 def test_a_chat_line_the_game_cannot_read_is_one_warning_and_the_game_goes_on(sb, caplog):
     gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
     game = make_game(sb, gid)
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
     caplog.set_level(logging.INFO, logger="bot.games.game")
     for bad in ({"room": 5, "username": "bob", "text": "!help"}, {"room": "spectator", "text": "!help"},
                 {"room": "spectator", "username": "bob", "text": None}):
         caplog.clear()
-        game._handle({"type": "chatLine", **bad}, time.monotonic())
+        game.handle({"type": "chatLine", **bad}, time.monotonic())
         warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
         assert len(warnings) == 1 and "unusable chatLine skipped" in warnings[0], warnings
-        assert not game._resync  # a chat line carries nothing of the game: the stream stays open
+        assert not game.resync  # a chat line carries nothing of the game: the stream stays open
     line = {"type": "chatLine", "room": "spectator", "username": "bob", "text": "!help"}
-    game._handle(line, time.monotonic())
+    game.handle(line, time.monotonic())
     assert sb.wait_until(lambda: any(t.startswith("Commands:") for _, t in bot_lines(sb, gid)), timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())  # and the game still moves
+    game.handle(state(sb.game(gid).moves), time.monotonic())  # and the game still moves
     assert sb.wait_moves(gid, 3, timeout=10)
-    game.outbox.close(1.0)
+    game.chat.outbox.close(1.0)
 
 
 # ---------------------------------------------------------------- end to end

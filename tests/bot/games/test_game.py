@@ -34,15 +34,15 @@ def bot_moves_posted(sb: Sandbox, gid: str) -> int:
 def test_unparsable_and_illegal_server_moves_never_crash_the_game(sb):
     gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
     game = make_game(sb, gid)
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
     first = sb.game(gid).moves[0]
     for bad in ([first, "e7e5", "zz99"], [first, "e7e5", "e1e8"], [first, "e7e5", "e2e4q"], ["e2e5"]):
-        game._handle(state(bad), time.monotonic())  # logged, ignored
-        game._handle({"type": "gameState"}, time.monotonic())  # a state without fields: ignored too
+        game.handle(state(bad), time.monotonic())  # logged, ignored
+        game.handle({"type": "gameState"}, time.monotonic())  # a state without fields: ignored too
     assert bot_moves_posted(sb, gid) == 1
     # The next good state is played normally: the bad ones left the engine untouched.
-    game._handle(state([first, "e7e5"]), time.monotonic())
+    game.handle(state([first, "e7e5"]), time.monotonic())
     assert sb.wait_moves(gid, 3, timeout=10)
     info = sb.game(gid)
     assert info.rejected_moves == []
@@ -53,41 +53,41 @@ def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     gid = sb.start_game(ScriptedOpponent(["e7e5", "b8c6"], then=IdleOpponent()), bot_color="white")
     game = make_game(sb, gid, takeback={"max_per_game": 1})
     engine = game.engine
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert engine.rebuilds == 1  # the game's start
     assert sb.wait_moves(gid, 2, timeout=10)
     m1 = sb.game(gid).moves[0]
-    game._handle(state([m1]), time.monotonic())  # the echo of our own move
-    game._handle(state([m1, "e7e5"]), time.monotonic())
+    game.handle(state([m1]), time.monotonic())  # the echo of our own move
+    game.handle(state([m1, "e7e5"]), time.monotonic())
     assert sb.wait_moves(gid, 4, timeout=10)
     m3 = sb.game(gid).moves[2]
     # A state from before our move, arriving after we posted it: no rebuild, no second move.
-    game._handle(state([m1, "e7e5"]), time.monotonic())
+    game.handle(state([m1, "e7e5"]), time.monotonic())
     assert engine.rebuilds == 1 and bot_moves_posted(sb, gid) == 2
-    game._handle(state([m1, "e7e5", m3, "b8c6"]), time.monotonic())
+    game.handle(state([m1, "e7e5", m3, "b8c6"]), time.monotonic())
     assert sb.wait_moves(gid, 5, timeout=10)
     assert engine.rebuilds == 1  # the whole game so far on one hash table
     # A takeback we said yes to (the list a strict prefix of the engine's game): taken back, the
     # table kept.
-    game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
+    game.handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
     assert takeback_answers(sb, gid) == ["yes"]
     offer = state(sb.game(gid).moves, btakeback=True)
-    game._handle(state([m1, "e7e5", m3]), time.monotonic())
+    game.handle(state([m1, "e7e5", m3]), time.monotonic())
     assert engine.rebuilds == 1 and engine.moves == [m1, "e7e5", m3] and engine.board_matches()
     # The offer's state replayed late (found by the soak): it brings back our move that was taken
     # back, which we did not send again. Skipped, not answered a second time; the stream is reopened.
-    game._handle(offer, time.monotonic())
-    assert engine.moves == [m1, "e7e5", m3] and takeback_answers(sb, gid) == ["yes"] and game._resync
+    game.handle(offer, time.monotonic())
+    assert engine.moves == [m1, "e7e5", m3] and takeback_answers(sb, gid) == ["yes"] and game.resync
     # A gameFull whose moves are neither an extension nor a prefix: rebuilt from the start.
     other = ["e2e4" if m1 != "e2e4" else "d2d4", "e7e5", "g1f3", "b8c6", "f1c4"]
-    game._handle(full(gid, other), time.monotonic())
+    game.handle(full(gid, other), time.monotonic())
     assert engine.rebuilds == 2 and engine.moves == other
 
 
 def test_variant_the_engine_cannot_play_is_aborted(sb):
     gid = sb.start_game(IdleOpponent(), bot_color="white")
     game = make_game(sb, gid)
-    game._handle(full(gid, [], variant="chess960"), time.monotonic())
+    game.handle(full(gid, [], variant="chess960"), time.monotonic())
     assert sb.wait_game_over(gid, timeout=5) == "aborted"
     assert bot_moves_posted(sb, gid) == 0
 
@@ -96,7 +96,7 @@ def test_game_from_fen_starts_the_engine_there(sb):
     fen = "4k3/8/8/8/8/8/8/4K2R w K - 0 1"
     gid = sb.start_game(IdleOpponent(), bot_color="white", initial_fen=fen)
     game = make_game(sb, gid)
-    game._handle(full(gid, [], variant="fromPosition", fen=fen), time.monotonic())
+    game.handle(full(gid, [], variant="fromPosition", fen=fen), time.monotonic())
     assert sb.wait_moves(gid, 1, timeout=10)
     assert sb.game(gid).rejected_moves == []
     board = chess.Board(fen)
@@ -107,8 +107,8 @@ def test_game_from_fen_starts_the_engine_there(sb):
 def test_game_over_state_finishes_the_game(sb):
     gid = sb.start_game(IdleOpponent(), bot_color="white")
     game = make_game(sb, gid)
-    game._handle(full(gid, []), time.monotonic())
-    game._handle(state(["e2e4"], status="resign", winner="white"), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
+    game.handle(state(["e2e4"], status="resign", winner="white"), time.monotonic())
     assert game.finished.is_set()
     assert (game.status, game.winner) == ("resign", "white")
 
@@ -131,13 +131,13 @@ def test_game_goes_on_when_the_engine_cannot_follow(sb):
     game = make_game(sb, gid)
     game.engine = RefusingEngine("e7e5")
     game.position = GamePosition(game.engine, f"game {gid}")
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
     moves = sb.game(gid).moves
-    game._handle(state(moves), time.monotonic())  # the engine refuses e7e5: it restarts from the FEN
+    game.handle(state(moves), time.monotonic())  # the engine refuses e7e5: it restarts from the FEN
     assert sb.wait_moves(gid, 4, timeout=10)
     moves = sb.game(gid).moves
-    game._handle(state(moves), time.monotonic())
+    game.handle(state(moves), time.monotonic())
     assert sb.wait_moves(gid, 5, timeout=10)
     assert sb.game(gid).rejected_moves == []
     assert game.engine.rebuilds >= 2
@@ -164,9 +164,9 @@ def test_fallback_move_when_the_search_fails(sb, broken):
     game = make_game(sb, gid)
     game.engine = broken()
     game.position = GamePosition(game.engine, f"game {gid}")
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())
+    game.handle(state(sb.game(gid).moves), time.monotonic())
     assert sb.wait_moves(gid, 3, timeout=10)
     assert sb.game(gid).rejected_moves == []
 
@@ -187,7 +187,7 @@ def test_draw_offers_spaced_as_lichess_takes_them_and_none_when_the_opponent_is_
     # standing is a draw (Finisher.outOfTime): no offer while the opponent has under 30 s.
     gid = sb.start_game(EngineOpponent(node_budget=3000), bot_color="white")
     game = make_game(sb, gid, offer=True, min_moves=0, max_score_pawns=1000.0, consecutive=1)
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     for n in range(1, 24):
         def answered(plies: int = 2 * n) -> bool:
             return len(sb.game(gid).moves) >= plies or sb.game(gid).over
@@ -198,7 +198,7 @@ def test_draw_offers_spaced_as_lichess_takes_them_and_none_when_the_opponent_is_
         if info.over:
             break
         short = 10 <= n < 15  # our moves 10 to 14: the opponent has 20 s
-        game._handle(state(info.moves, btime=20_000 if short else 300_000), time.monotonic())
+        game.handle(state(info.moves, btime=20_000 if short else 300_000), time.monotonic())
     posts = [r.path for r in sb.requests(rf"/api/bot/game/{gid}/move/", "POST")]
     offered = [n for n, path in enumerate(posts) if "offeringDraw=true" in path]
     assert len(offered) >= 2 and offered[0] == 0, offered
@@ -322,32 +322,32 @@ def test_takeback_accepted_once_then_the_bot_moves_again_and_the_next_offer_is_d
     gid = sb.start_game(opponent, bot_color="white", clock=(600, 0))
     game = make_game(sb, gid, takeback={"max_per_game": 1})
     engine = game.engine
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())
+    game.handle(state(sb.game(gid).moves), time.monotonic())
     assert sb.wait_until(lambda: sb.game(gid).pending_takeback == {"black"}, timeout=10)
     offer = state(sb.game(gid).moves, btakeback=True)
     m1 = offer["moves"].split()[0]
-    assert len(game.scores) == 2 and sorted(game.record.notes) == [0, 2] and game._moved_at_ply == 2
-    game._handle(offer, time.monotonic())
-    game._handle(offer, time.monotonic())  # the same state again: no second answer
+    assert len(game.scores) == 2 and sorted(game.record.notes) == [0, 2] and game.moved_at_ply == 2
+    game.handle(offer, time.monotonic())
+    game.handle(offer, time.monotonic())  # the same state again: no second answer
     assert takeback_answers(sb, gid) == ["yes"] and game.takebacks_accepted == 1
     assert sb.wait_until(lambda: len(sb.game(gid).moves) == 1, timeout=5)
     assert sb.game(gid).takebacks == (("black", 2),)
     # The shorter game: the engine takes back (no rebuild), our notes on ply 2 go.
-    game._handle(state([m1]), time.monotonic())
+    game.handle(state([m1]), time.monotonic())
     assert engine.moves == [m1] and engine.rebuilds == 1 and engine.board_matches()
-    assert len(game.scores) == 1 and sorted(game.record.notes) == [0] and game._moved_at_ply == -1
+    assert len(game.scores) == 1 and sorted(game.record.notes) == [0] and game.moved_at_ply == -1
     assert any(f"game {gid}: takeback: 2 plies taken back" in r.getMessage() for r in caplog.records)
     # The opponent plays another move: we move again at ply 2, where we had moved once.
     assert sb.wait_moves(gid, 2, timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())
+    game.handle(state(sb.game(gid).moves), time.monotonic())
     assert sb.wait_moves(gid, 3, timeout=10)
     assert sb.game(gid).moves[:2] == [m1, "d7d5"] and sb.game(gid).rejected_moves == []
     assert engine.moves == sb.game(gid).moves and sorted(game.record.notes) == [0, 2]
     # A second offer: declined, the limit of one is reached.
     assert sb.wait_until(lambda: sb.game(gid).pending_takeback == {"black"}, timeout=10)
-    game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
+    game.handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
     assert takeback_answers(sb, gid) == ["yes", "no"]
     assert sb.wait_until(lambda: not sb.game(gid).pending_takeback, timeout=5)
     assert ("lichess", "player", "Takeback declined") in sb.game(gid).chat
@@ -364,16 +364,16 @@ def test_a_takeback_whose_state_was_lost_is_seen_in_the_next_gamefull_and_the_bo
     opponent = ScriptedOpponent(["e7e5", "takeback", "wait:3", "d7d5"], then=IdleOpponent())
     gid = sb.start_game(opponent, bot_color="white", clock=(600, 0))
     game = make_game(sb, gid, takeback={"max_per_game": 1})
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())
-    assert game._moved_at_ply == 2
+    game.handle(state(sb.game(gid).moves), time.monotonic())
+    assert game.moved_at_ply == 2
     assert sb.wait_until(lambda: sb.game(gid).pending_takeback == {"black"}, timeout=10)
-    game._handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
+    game.handle(state(sb.game(gid).moves, btakeback=True), time.monotonic())
     assert takeback_answers(sb, gid) == ["yes"]
     assert sb.wait_until(lambda: sb.game(gid).moves[1:] == ["d7d5"], timeout=10)  # 2 back, then d7d5
     posted = bot_moves_posted(sb, gid)
-    game._handle(full(gid, sb.game(gid).moves), time.monotonic())  # the shorter state never came
+    game.handle(full(gid, sb.game(gid).moves), time.monotonic())  # the shorter state never came
     assert sb.wait_moves(gid, 3, timeout=10) and bot_moves_posted(sb, gid) == posted + 1
     assert sb.game(gid).rejected_moves == [] and game.engine.moves == sb.game(gid).moves
     # (1 ply as we saw it: the state of the offer had 3 plies, the gameFull 2)
@@ -390,10 +390,10 @@ def test_a_stale_shorter_state_without_a_takeback_is_skipped_not_taken_back(sb, 
     gid = sb.start_game(IdleOpponent(), bot_color="black", clock=(600, 0), moves=moves)
     game = make_game(sb, gid)
     sides = {"white": {"id": "alice", "name": "alice"}, "black": {"id": "umax-bot", "name": "umax-bot"}}
-    game._handle(dict(full(gid, moves), **sides, state=state(moves)), time.monotonic())
+    game.handle(dict(full(gid, moves), **sides, state=state(moves)), time.monotonic())
     assert sb.wait_moves(gid, 4, timeout=10)
-    game._handle(state(sb.game(gid).moves), time.monotonic())
-    game._handle(state(moves), time.monotonic())  # the stale one: our turn at the ply we moved at
+    game.handle(state(sb.game(gid).moves), time.monotonic())
+    game.handle(state(moves), time.monotonic())  # the stale one: our turn at the ply we moved at
     assert bot_moves_posted(sb, gid) == 1 and sb.game(gid).rejected_moves == []
     assert game.engine.moves == sb.game(gid).moves and len(game.position.moves) == 4
     assert any(f"game {gid}: a state with 3 moves after one with 4, and no takeback accepted: stale, "
@@ -415,7 +415,7 @@ def test_takeback_declined_by_each_rule(sb, caplog, takeback, rated, title, rule
     sb.propose_takeback(gid)  # on our turn: accepted, it would undo the opponent's g1f3
     moves = ["e2e4", "e7e5", "g1f3"]
     white = {"id": "alice", "name": "alice", "title": title}
-    game._handle(dict(full(gid, moves, rated=rated), white=white, black={"id": "umax-bot"},
+    game.handle(dict(full(gid, moves, rated=rated), white=white, black={"id": "umax-bot"},
                       state=state(moves, wtakeback=True)), time.monotonic())
     assert takeback_answers(sb, gid) == ["no"]
     assert any(f"declining ({rule}" in r.getMessage() for r in caplog.records), rule
@@ -423,22 +423,40 @@ def test_takeback_declined_by_each_rule(sb, caplog, takeback, rated, title, rule
     assert sb.game(gid).takebacks == () and sb.game(gid).rejected_moves == []
 
 
+def test_a_game_found_in_progress_keeps_declining_takebacks_after_its_first_answer(sb, caplog):
+    # "At most N per game" must hold after a restart: the count stays unknown after we declined one
+    # offer (the answer once counted as a known 0, and the next offer was accepted).
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    moves = ["e2e4", "e7e5", "g1f3"]
+    gid = sb.start_game(IdleOpponent(), bot_color="black", clock=(600, 0), moves=moves)
+    game = make_game(sb, gid, takeback={"max_per_game": 1})
+    sides = {"white": {"id": "alice", "name": "alice"}, "black": {"id": "umax-bot", "name": "umax-bot"}}
+    sb.propose_takeback(gid)
+    game.handle(dict(full(gid, moves), **sides, state=state(moves, wtakeback=True)), time.monotonic())
+    assert takeback_answers(sb, gid) == ["no"] and sb.wait_moves(gid, 4, timeout=10)
+    sb.propose_takeback(gid)  # again, on their turn
+    game.handle(state(sb.game(gid).moves, wtakeback=True), time.monotonic())
+    assert takeback_answers(sb, gid) == ["no", "no"] and sb.game(gid).takebacks == ()
+    unknown = [r.getMessage() for r in caplog.records if "its takebacks unknown" in r.getMessage()]
+    assert len(unknown) == 2 and game.takebacks_accepted == 0
+
+
 def test_takeback_flags_that_need_no_answer(sb, caplog):
     caplog.set_level(logging.INFO, logger="bot.games.game")
     gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white", clock=(600, 0))
     game = make_game(sb, gid, takeback={"max_per_game": 5})
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 2, timeout=10)
     moves = sb.game(gid).moves
-    game._handle(state(moves), time.monotonic())
+    game.handle(state(moves), time.monotonic())
     assert sb.wait_moves(gid, 3, timeout=10)
     # A state from before our move, with an offer: our move ended it (lila declines it then).
-    game._handle(state(moves, btakeback=True), time.monotonic())
+    game.handle(state(moves, btakeback=True), time.monotonic())
     # Our own flag, a false one, and one of the wrong type (logged, taken as no offer, no resync).
     moves = sb.game(gid).moves
     for extra in ({"wtakeback": True}, {"btakeback": False}, {"btakeback": "yes"}, {"btakeback": 1}):
-        game._handle(state(moves, **extra), time.monotonic())
-    assert takeback_answers(sb, gid) == [] and not game._resync
+        game.handle(state(moves, **extra), time.monotonic())
+    assert takeback_answers(sb, gid) == [] and not game.resync
     bad = [r.getMessage() for r in caplog.records if "is not true or false" in r.getMessage()]
     assert len(bad) == 2 and "btakeback is not true or false ('yes')" in bad[0]
     assert game.engine.moves == moves and bot_moves_posted(sb, gid) == 2
@@ -448,10 +466,10 @@ def test_a_late_state_from_before_our_move_is_not_a_takeback(sb):
     # Found by the stream fuzz: the list gets shorter, but only back to where we posted our move.
     gid = sb.start_game(IdleOpponent(), bot_color="white")
     game = make_game(sb, gid, takeback={"max_per_game": 1})
-    game._handle(full(gid, []), time.monotonic())
+    game.handle(full(gid, []), time.monotonic())
     assert sb.wait_moves(gid, 1, timeout=10)
     m1 = sb.game(gid).moves[0]
-    game._handle(state([m1]), time.monotonic())  # the echo of our move
-    game._handle(state([]), time.monotonic())    # a state from before it, late
-    assert bot_moves_posted(sb, gid) == 1 and game._moved_at_ply == 0 and game.engine.moves == [m1]
+    game.handle(state([m1]), time.monotonic())  # the echo of our move
+    game.handle(state([]), time.monotonic())    # a state from before it, late
+    assert bot_moves_posted(sb, gid) == 1 and game.moved_at_ply == 0 and game.engine.moves == [m1]
     assert sorted(game.record.notes) == [0]

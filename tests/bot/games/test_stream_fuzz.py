@@ -7,7 +7,7 @@ text (the takeback flags too); unknown `type`s and variants; bogus move lists ("
 "0000", 10,000 moves); unreadable or impossible `initialFen`s; stale or shortened move lists; lines
 that are JSON but not objects.
 
-In process (hypothesis, derandomized, a fixed number of examples): `Game._handle` and
+In process (hypothesis, derandomized, a fixed number of examples): `Game.handle` and
 `Runner.dispatch` get the mutated events, with the stream's reconnect emulated (after an unusable
 event, or a move POST lost on the way, the game gets a clean gameFull of the true position, as a
 reopened stream brings). Checked:
@@ -378,10 +378,10 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
         note(full)
         for _ in range(5):
             lost = server.lost
-            game._handle(full, time.monotonic())
-            if not game._resync:
+            game.handle(full, time.monotonic())
+            if not game.resync:
                 return
-            game._resync = False
+            game.stream_opened()
             if server.lost == lost:  # not a lost POST: the clean data itself was refused
                 played.clean_refused.append(f"the clean gameFull at ply {n} was refused")
                 return
@@ -390,9 +390,9 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
         if game.finished.is_set():
             break  # Game.run stops reading at the final state
         note(ev)
-        game._handle(ev, time.monotonic())
-        if game._resync:
-            game._resync = False
+        game.handle(ev, time.monotonic())
+        if game.resync:
+            game.stream_opened()
             played.resyncs += 1
             clean(truth)
     if not game.finished.is_set():
@@ -401,7 +401,7 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
 
 
 def _cleanup(game: Game) -> None:
-    game._cancel_timers()
+    game.timers.cancel()
 
 
 @st.composite
@@ -486,18 +486,18 @@ def test_one_bad_state_is_one_warning_then_recovery(records, name, event, expect
     base = BASES[0]
     game, server = new_game()
     try:
-        game._handle(base.full(0), time.monotonic())  # bot white: moves at once
+        game.handle(base.full(0), time.monotonic())  # bot white: moves at once
         bad = {**base.state(1), **event}
         records.records.clear()
-        game._handle(bad, time.monotonic())
+        game.handle(bad, time.monotonic())
         warnings = [r.getMessage() for r in records.records if r.levelno >= logging.WARNING
                     and r.name == "bot.games.game"]
         if expect is None:  # a clock value that is merely odd: read as none (or clamped) and played on
-            assert warnings == [] and not game._resync
+            assert warnings == [] and not game.resync
         else:
-            assert len(warnings) == 1 and expect in warnings[0] and game._resync
-        game._resync = False
-        game._handle(base.state(2), time.monotonic())
+            assert len(warnings) == 1 and expect in warnings[0] and game.resync
+        game.stream_opened()
+        game.handle(base.state(2), time.monotonic())
     finally:
         _cleanup(game)
     assert records.tracebacks() == [] and server.problems == []
@@ -509,12 +509,12 @@ def test_null_move_in_the_list_is_not_followed(records):
     # move; the bot then moved for the wrong side.
     game, server = new_game()
     try:
-        game._handle(BASES[0].full(0), time.monotonic())
-        game._handle(state_event(["e2e4", "0000"]), time.monotonic())
+        game.handle(BASES[0].full(0), time.monotonic())
+        game.handle(state_event(["e2e4", "0000"]), time.monotonic())
     finally:
         _cleanup(game)
     assert len(server.moves) == 1 and server.problems == []  # only the first move, from the start
-    assert game._resync and game.position is not None and game.position.ply == 0
+    assert game.resync and game.position is not None and game.position.ply == 0
 
 
 def test_unusable_state_does_not_confirm_a_lost_move(records):
@@ -525,14 +525,14 @@ def test_unusable_state_does_not_confirm_a_lost_move(records):
     game, server = new_game()
     server.lose_moves = 1
     try:
-        game._handle(BASES[0].full(0), time.monotonic())  # bot white: its move is lost on the way
-        assert game._resync and len(server.moves) == 1
-        game._resync = False
+        game.handle(BASES[0].full(0), time.monotonic())  # bot white: its move is lost on the way
+        assert game.resync and len(server.moves) == 1
+        game.stream_opened()
         corrupt = {**BASES[0].full(0), "state": state_event(["e2e4", "zz"])}  # longer than ply 0, unusable
-        game._handle(corrupt, time.monotonic())
-        assert game._resync
-        game._resync = False
-        game._handle(BASES[0].full(0), time.monotonic())  # the reopened stream: the move is not there
+        game.handle(corrupt, time.monotonic())
+        assert game.resync
+        game.stream_opened()
+        game.handle(BASES[0].full(0), time.monotonic())  # the reopened stream: the move is not there
     finally:
         _cleanup(game)
     assert len(server.moves) == 2 and server.moves[1][2] == ()  # sent again from the start position
@@ -546,10 +546,11 @@ def test_huge_claim_time_does_not_kill_a_timer_thread(records, monkeypatch):
     monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
     game, _ = new_game()
     try:
-        game._handle(BASES[0].full(0), time.monotonic())
-        game._handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": 2**63}, time.monotonic())
-        assert game._claim_timer is not None and game._claim_timer.interval <= 3600.2
-        game._handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": "10"}, time.monotonic())
+        game.handle(BASES[0].full(0), time.monotonic())
+        game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": 2**63}, time.monotonic())
+        wait = game.timers.claim_wait_s
+        assert wait is not None and wait <= 3600.2
+        game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": "10"}, time.monotonic())
         time.sleep(0.1)
     finally:
         _cleanup(game)

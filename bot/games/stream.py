@@ -1,0 +1,81 @@
+"""A game's stream, read by a thread of its own: `game_events` yields the events the game thread
+handles, while chat lines are answered by the reader itself, so that an answer never waits for a
+search (bot/games/game.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from bot.lichess import Lichess
+
+log = logging.getLogger(__name__)
+
+LIVE = ("created", "started")  # every other status ends the game
+# The game thread looks this often whether the bot is stopping while it waits for the stream's next event.
+STOP_POLL_S = 0.25
+
+
+def game_events(li: Lichess, game_id: str, stopped: threading.Event, chat_ready: threading.Event,
+                on_chat: Callable[[dict[str, Any]], None]) -> Iterator[tuple[dict[str, Any], float]]:
+    """The game stream's events with the time each arrived, until the caller stops asking (a resync
+    opens a fresh stream) or `stopped` is set.
+
+    A reader thread of its own reads the stream (`Lichess.stream_game`, which reconnects), so that a
+    chat line is answered while the game thread thinks: once `chat_ready` is set (the gameFull has
+    told who the opponent is) the reader hands chat lines to `on_chat` itself, and every other event
+    to the caller in order. A reader left behind by a resync drops what it reads next and ends."""
+    stop = threading.Event()
+    events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    reader = threading.Thread(target=_read, args=(li, game_id, stop, events, chat_ready, on_chat),
+                              name=f"stream-{game_id}", daemon=True)
+    reader.start()
+    try:
+        while not stopped.is_set():
+            try:
+                item = events.get(timeout=STOP_POLL_S)
+            except queue.Empty:
+                continue
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+def _read(li: Lichess, game_id: str, stop: threading.Event, events: queue.SimpleQueue[Any],
+          chat_ready: threading.Event, on_chat: Callable[[dict[str, Any]], None]) -> None:
+    """The reader thread of `game_events`: ends with None, or the exception that ended the stream."""
+    try:
+        for event in li.stream_game(game_id, stop):
+            received = time.monotonic()
+            if stop.is_set():
+                break
+            if event.get("type") == "chatLine" and chat_ready.is_set():
+                try:
+                    on_chat(event)
+                except Exception:  # noqa: BLE001 - a bug costs the answer, never the stream
+                    log.exception("game %s: error while answering a chat line", game_id)
+                continue
+            events.put((event, received))
+            if ends_game(event):
+                stop.set()  # the server closes the stream next: no reconnection to a finished game
+    except BaseException as e:  # noqa: BLE001 - handed to the game thread, which handles it as before
+        events.put(e)
+        return
+    events.put(None)
+
+
+def ends_game(event: dict[str, Any]) -> bool:
+    """A gameState, or a gameFull whose state, with a status that ends the game."""
+    state = event.get("state") if event.get("type") == "gameFull" else event
+    typed = isinstance(state, dict) and event.get("type") in ("gameFull", "gameState")
+    status = state.get("status") if typed else None
+    return isinstance(status, str) and status not in LIVE
