@@ -39,7 +39,7 @@ DEFAULT_CONFIG = "config.yml"
 MAX_THREADS = 64  # engine.threads' bound (engine/smp.py allows at least this many)
 DEFAULT_URL = "https://lichess.org"
 TABLEBASE_URL = "https://tablebase.lichess.ovh"  # Lichess's own tablebase service
-MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.sources.tablebase.MIN_WAIT_MS)
+MIN_ONLINE_WAIT_MS = 50  # a shorter wait cannot bring an answer back: an online source is not asked then
 # The online move sources' services (bot/sources/online.py; their APIs in docs/LICHESS.md).
 EXPLORER_URL = "https://explorer.lichess.org"  # since 2026 (was explorer.lichess.ovh); needs a token
 CLOUD_EVAL_URL = "https://lichess.org"  # GET {url}/api/cloud-eval
@@ -223,7 +223,7 @@ class TablebaseConfig:
     url: str = _opt(TABLEBASE_URL, "the online tablebase's base URL (GET {url}/standard?fen=...)")
     max_pieces: int = _opt(7, "ask only with at most this many pieces on the board, kings included",
                            lo=2, hi=7)
-    timeout_ms: int = _opt(1000, "longest wait for the online answer, ms", lo=MIN_TABLEBASE_WAIT_MS,
+    timeout_ms: int = _opt(1000, "longest wait for the online answer, ms", lo=MIN_ONLINE_WAIT_MS,
                            hi=60_000)
     max_time_share: float = _opt(0.05, "... and never more than this share of our remaining clock (no "
                                  "request when that is under 50 ms)", lo=0.0, hi=0.5)
@@ -243,7 +243,7 @@ class OnlineSourceConfig:
     min_clock_s: float = _opt(20.0, "ask only with more than this on our clock, s (correspondence: always)",
                               lo=0.0, hi=86400.0)
     timeout_ms: int = _opt(800, "longest wait for an answer, ms; then the engine plays",
-                           lo=MIN_TABLEBASE_WAIT_MS, hi=10_000)
+                           lo=MIN_ONLINE_WAIT_MS, hi=10_000)
     max_time_share: float = _opt(0.02, "... and never more than this share of our remaining clock (no "
                                  "request when that is under 50 ms)", lo=0.0, hi=0.5)
 
