@@ -133,6 +133,7 @@ import chess
 from engine import Engine, SearchResult, require_move, timeman
 from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
+from engine.follow import first_difference, follow
 from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
 from engine.timeman import Clock, Limits, TimeParams
@@ -601,26 +602,19 @@ class UciEngine:
     def _sync(self, fen: str | None, moves: list[str]) -> Engine:
         """Bring the engine to (fen, moves), keeping the table when its game is a prefix; report which."""
         eng = self._ensure_engine()
-        played = eng.moves
         reason = "; ".join(self._rebuild_reasons) or None
-        back = len(played) - len(moves) if played[:len(moves)] == moves else 0
-        if reason is None:
-            if fen != self._engine_fen:
-                reason = "another start position"
-            elif moves[:len(played)] != played and not back:
-                pairs = zip(played, moves, strict=False)
-                at = next((i for i, (a, b) in enumerate(pairs) if a != b), len(moves))
-                reason = f"the game differs from the engine's at ply {at + 1}"
-        if reason is None and back:
-            # The GUI took moves back: the engine follows on the same table, the locks of the
-            # positions taken back released (Engine.take_back), so they do not score as repetitions.
-            eng.take_back(back)
-            self.info_string(f"keep-hash: table kept, took back {back} move(s)")
-        elif reason is None:
-            new = moves[len(played):]
-            for move in new:
-                eng.play(move)
-            self.info_string(f"keep-hash: table kept, applied {len(new)} new move(s)")
+        if reason is None and fen != self._engine_fen:
+            reason = "another start position"
+        # New moves, or moves taken back by the GUI: the engine follows on the same table.
+        done = follow(eng, moves) if reason is None else None
+        if reason is None and done is None:
+            reason = f"the game differs from the engine's at ply {first_difference(eng.moves, moves) + 1}"
+        if done is not None:
+            back, new = done
+            if back:
+                self.info_string(f"keep-hash: table kept, took back {back} move(s)")
+            else:
+                self.info_string(f"keep-hash: table kept, applied {new} new move(s)")
         else:
             self._rebuild_reasons = ["after an error"]   # cleared below once the rebuild succeeded
             eng.new_game(fen)
