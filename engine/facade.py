@@ -17,6 +17,7 @@ import chess
 import numpy as np
 
 from engine import board as bd
+from engine.hashsize import ENTRY_BYTES, check_bits
 from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
 from engine.result import EngineDesync, IllegalMove, SearchResult
@@ -48,14 +49,13 @@ from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES, HelperPool
 from engine.timeman import Limits
 
 NO_LIMIT = 1 << 62
+assert HASH_DTYPE.itemsize == ENTRY_BYTES  # engine/hashsize.py counts the table's bytes with it
 
 
 def new_table(hash_bits: int) -> np.ndarray:
     """A hash table of 2**hash_bits entries of 12 bytes, every page touched now, so neither the first
     move's budget nor a later game is spent committing memory."""
-    if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
-        raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
-    table = np.empty(1 << hash_bits, dtype=HASH_DTYPE)
+    table = np.empty(1 << check_bits(hash_bits), dtype=HASH_DTYPE)
     table.view(np.uint8)[:] = 0
     return table
 
@@ -112,9 +112,7 @@ class Engine:
             if table.dtype != HASH_DTYPE or table.ndim != 1 or table.size & (table.size - 1):
                 raise ValueError("table must be a 1-D array of HASH_DTYPE from new_table()")
             hash_bits = table.size.bit_length() - 1
-        if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
-            raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
-        self.hash_bits = hash_bits
+        self.hash_bits = check_bits(hash_bits)
         self._words = key_words(key_table)
         self._hash = new_table(hash_bits) if table is None else table
         self._g = np.zeros(G_SIZE, dtype=np.int64)

@@ -118,7 +118,6 @@ moves. ``bestmove (none)`` means the side to move has no legal move.
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import sys
@@ -134,6 +133,7 @@ from engine import Engine, SearchResult, require_move, timeman
 from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.follow import first_difference, follow
+from engine.hashsize import bits_for_mb
 from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
 from engine.timeman import Clock, Limits, TimeParams
@@ -143,19 +143,12 @@ ENGINE_AUTHOR = "H.G. Muller (micro-Max 4.5); numba port: umax-bot"
 
 HASH_DEFAULT_MB, HASH_MIN_MB, HASH_MAX_MB = 64, 1, 4096
 OVERHEAD_DEFAULT_MS, OVERHEAD_MAX_MS = 30, 5000
-ENTRY_BYTES = 12
 DEFAULT_NODES = 1_000_000   # the original's budget: N < 1e6
 MATE_THRESHOLD = 8000 - 200
 POLL_S = 0.005
 TIME_RULES = ("new", "legacy")   # option Time Rule: engine/timeman.py's allocate(), or the bare port's
 HORIZON_RANGE = (5, 100)         # option Time Horizon: timeman's sudden-death horizon, in moves
 SOFT_PERCENT_RANGE = (10, 200)   # option Time Soft Percent: timeman's soft limit, percent of the target
-
-
-def hash_bits_for_mb(mb: int) -> int:
-    """Table size for ``setoption name Hash``: the largest power of two of 12-byte entries in MB MiB."""
-    mb = max(HASH_MIN_MB, min(HASH_MAX_MB, int(mb)))
-    return max(10, min(30, int(math.floor(math.log2(mb * 2**20 / ENTRY_BYTES)))))
 
 
 def uci_score(score: int) -> str:
@@ -582,7 +575,7 @@ class UciEngine:
 
     # ------------------------------------------------------------------ the search thread
     def _ensure_engine(self) -> Engine:
-        bits = hash_bits_for_mb(self._hash_mb)
+        bits = bits_for_mb(self._hash_mb)
         if self._engine is None or self._engine.hash_bits != bits:
             if self._engine is not None:
                 self._rebuild(f"hash table resized to 2^{bits} entries")
@@ -594,7 +587,7 @@ class UciEngine:
                 wanted = self._hash_mb
                 self._hash_mb = HASH_DEFAULT_MB if wanted > HASH_DEFAULT_MB else HASH_MIN_MB
                 self.info_string(f"Hash {wanted} MB could not be allocated: using {self._hash_mb} MB")
-                self._engine = Engine(hash_bits=hash_bits_for_mb(self._hash_mb))
+                self._engine = Engine(hash_bits=bits_for_mb(self._hash_mb))
         if (self._engine.threads, self._engine.thread_scheme) != (self._threads, self._scheme):
             self._engine.set_threads(self._threads, self._scheme)   # only between searches: never blocks
         return self._engine

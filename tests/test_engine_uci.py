@@ -21,10 +21,10 @@ import chess.engine
 import pytest
 
 from engine import Engine, EngineDesync, SearchResult
+from engine.hashsize import bits_for_mb
 from engine.timeman import legacy_limits
 from engine.uci import (
     UciEngine,
-    hash_bits_for_mb,
     parse_go,
     parse_position,
     uci_score,
@@ -111,12 +111,12 @@ def test_score_mapping() -> None:
 
 
 def test_hash_option_to_table_bits() -> None:
-    assert hash_bits_for_mb(1) == 16      # 2**16 * 12 B = 768 KiB <= 1 MiB < 2**17 * 12 B
-    assert hash_bits_for_mb(16) == 20
-    assert hash_bits_for_mb(64) == 22
-    assert hash_bits_for_mb(192) == 24    # exactly 2**24 entries
+    assert bits_for_mb(1) == 16      # 2**16 * 12 B = 768 KiB <= 1 MiB < 2**17 * 12 B
+    assert bits_for_mb(16) == 20
+    assert bits_for_mb(64) == 22
+    assert bits_for_mb(192) == 24    # exactly 2**24 entries
     for mb in (1, 3, 100, 1000, 4096):
-        bits = hash_bits_for_mb(mb)
+        bits = bits_for_mb(mb)
         assert (1 << bits) * 12 <= mb * 2**20 < (1 << (bits + 1)) * 12
 
 
@@ -212,7 +212,7 @@ def test_keep_hash_node_counts_match_the_engine_api(uci: chess.engine.SimpleEngi
     assert kept.info["string"] == "keep-hash: table kept, applied 1 new move(s)"
     assert fresh.info["string"].startswith("keep-hash: new game, table cleared (ucinewgame)")
 
-    api = Engine(hash_bits=hash_bits_for_mb(64))
+    api = Engine(hash_bits=bits_for_mb(64))
     api.play("e2e4")
     assert api.think(max_depth=7).move == first.move.uci()
     api.play("g1f3")

@@ -49,9 +49,10 @@ def middlegames() -> list[str]:
 def child(threads: int, scheme: str, depth: int, hash_mb: int) -> dict[str, object]:
     """One process's searches: every position to ``depth`` from a fresh table."""
     from engine import Engine
+    from engine.hashsize import bits_for_mb
 
     fens = middlegames()
-    engine = Engine(hash_bits=max(16, (hash_mb * 2**20 // 12).bit_length() - 1))
+    engine = Engine(hash_bits=bits_for_mb(hash_mb))
     engine.set_threads(threads, scheme)
     engine.new_game(fens[0])
     engine.think(max_depth=3)                       # the helpers' first start is not part of the figure
