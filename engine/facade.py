@@ -45,7 +45,7 @@ from engine.search import (
     D,
     I,
 )
-from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES, HelperPool
+from engine.smp import MAX_THREADS, HelperPool
 from engine.timeman import Limits
 
 NO_LIMIT = 1 << 62
@@ -127,7 +127,6 @@ class Engine:
         self._history: list[tuple[np.ndarray, np.ndarray]] = []
         self._ponder: PonderState | None = None
         self._pool: HelperPool | None = None
-        self._scheme = DEFAULT_SCHEME
         self.threads = threads
         self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
         self.new_game()
@@ -141,22 +140,13 @@ class Engine:
     def threads(self, count: int) -> None:
         self.set_threads(count)
 
-    @property
-    def thread_scheme(self) -> str:
-        """How the helpers search (engine/smp.py SCHEMES)."""
-        return self._scheme
-
-    def set_threads(self, count: int, scheme: str | None = None) -> None:
-        """Threads per search from the next search on, and (for measurements) the helpers' scheme."""
+    def set_threads(self, count: int) -> None:
+        """Threads per search from the next search on."""
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {count!r}")
-        scheme = self._scheme if scheme is None else scheme
-        if scheme not in SCHEMES:
-            raise ValueError(f"thread scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         self._refuse_while_pondering()
         with self._lock:
-            self._scheme = scheme
-            self._pool = None if count == 1 else HelperPool(count - 1, scheme)
+            self._pool = None if count == 1 else HelperPool(count - 1)
 
     @property
     def helper_nodes(self) -> int:
