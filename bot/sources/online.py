@@ -51,7 +51,6 @@ from bot.sources.outside import OutsideMove
 log = logging.getLogger(__name__)
 
 
-
 class BadAnswer(ValueError):
     """An answer the source cannot use: logged in one line, no move."""
 
