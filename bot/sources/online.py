@@ -20,9 +20,10 @@ A rate limit (HTTP 429, or chessdb's "rate limit exceeded") pauses this source o
 network.rate_limit_pause_s or what the answer asks. A 401 turns the source off until the bot restarts,
 with one line saying what to do: no retry loop.
 
-Each game asks through its own view (`for_game()`, see bot/sources/outside.py), which stops asking a
-source after `online.give_up_after` of our positions in a row without a move from it: the game has
-left what the service knows.
+Each game asks an opening service through its own view (`OpeningSource.for_game()`, see
+bot/sources/outside.py), which stops asking it after `online.give_up_after` of our positions in a row
+without a move from it: the game has left what the service knows. (The tablebase has no view: a
+position it covers is one it knows.)
 
 The bot's token goes only where it is needed and belongs: to a source that needs it (the explorer)
 whose host is lichess.org's or the host of the server the bot plays on (`url`; the sandbox in tests).
