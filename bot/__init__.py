@@ -13,6 +13,5 @@
 - ``sandbox``: a local stand-in for Lichess on 127.0.0.1 (the tests, the demo, the soak).
 
 Imports point down that list's reverse: process -> games, challenges, sources -> lichess -> config;
-nothing imports the process package but the entry points (``__main__``; ``soak``,
-``services_run`` and ``variety_run``, old names that forward to the ``tools`` package).
+nothing imports the process package but the entry point (``__main__``).
 """

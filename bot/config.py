@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from engine.hashsize import ENTRY_BYTES, bits_for_bytes
+
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
 BOOK_CHOICES = ("weighted", "best", "uniform")  # engine.book.CHOICES (not imported: it loads the engine)
 CONFIG_PATH_ENV = "BOT_CONFIG"        # a YAML file's path
@@ -39,7 +41,7 @@ DEFAULT_CONFIG = "config.yml"
 MAX_THREADS = 64  # engine.threads' bound (engine/smp.py allows at least this many)
 DEFAULT_URL = "https://lichess.org"
 TABLEBASE_URL = "https://tablebase.lichess.ovh"  # Lichess's own tablebase service
-MIN_TABLEBASE_WAIT_MS = 50  # a shorter wait cannot bring an answer back (bot.sources.tablebase.MIN_WAIT_MS)
+MIN_ONLINE_WAIT_MS = 50  # a shorter wait cannot bring an answer back: an online source is not asked then
 # The online move sources' services (bot/sources/online.py; their APIs in docs/LICHESS.md).
 EXPLORER_URL = "https://explorer.lichess.org"  # since 2026 (was explorer.lichess.ovh); needs a token
 CLOUD_EVAL_URL = "https://lichess.org"  # GET {url}/api/cloud-eval
@@ -65,10 +67,8 @@ LICHESS_KEEPALIVE_S = 7  # Lichess sends an empty line this often on a quiet str
 MAX_THINK_MS = 3_600_000  # an hour: the longest think any setting may ask for
 MAX_NODES = 10**12
 
-# One hash entry of the engine's table, in bytes (docs/CONTRACTS.md: 2**bits entries of 12 bytes).
-HASH_ENTRY_BYTES = 12
-MIN_HASH_BITS = 14  # the smallest table a game gets: 2**14 entries, 192 KiB
-MAX_HASH_BITS = 30  # the engine's largest (12 GiB)
+# The smallest table a game gets: 2**14 entries, 192 KiB (the sizes themselves: engine/hashsize.py).
+MIN_HASH_BITS = 14
 MAX_HASH_TOTAL_MB = 1 << 20
 # Keys that changed meaning: an old file gets this instead of a bare "unknown key".
 RENAMED = {"engine.hash_mb": "engine.hash_total_mb (the hash budget of all games together, not per game)"}
@@ -223,7 +223,7 @@ class TablebaseConfig:
     url: str = _opt(TABLEBASE_URL, "the online tablebase's base URL (GET {url}/standard?fen=...)")
     max_pieces: int = _opt(7, "ask only with at most this many pieces on the board, kings included",
                            lo=2, hi=7)
-    timeout_ms: int = _opt(1000, "longest wait for the online answer, ms", lo=MIN_TABLEBASE_WAIT_MS,
+    timeout_ms: int = _opt(1000, "longest wait for the online answer, ms", lo=MIN_ONLINE_WAIT_MS,
                            hi=60_000)
     max_time_share: float = _opt(0.05, "... and never more than this share of our remaining clock (no "
                                  "request when that is under 50 ms)", lo=0.0, hi=0.5)
@@ -243,7 +243,7 @@ class OnlineSourceConfig:
     min_clock_s: float = _opt(20.0, "ask only with more than this on our clock, s (correspondence: always)",
                               lo=0.0, hi=86400.0)
     timeout_ms: int = _opt(800, "longest wait for an answer, ms; then the engine plays",
-                           lo=MIN_TABLEBASE_WAIT_MS, hi=10_000)
+                           lo=MIN_ONLINE_WAIT_MS, hi=10_000)
     max_time_share: float = _opt(0.02, "... and never more than this share of our remaining clock (no "
                                  "request when that is under 50 ms)", lo=0.0, hi=0.5)
 
@@ -447,12 +447,11 @@ class Config:
     def hash_bits(self) -> int:
         """Each game's table: the largest power of two of 12-byte entries within its share of
         engine.hash_total_mb (the budget of all challenge.concurrency games together)."""
-        share = self.engine.hash_total_mb * 2**20 // self.challenge.concurrency
-        return min(MAX_HASH_BITS, (share // HASH_ENTRY_BYTES).bit_length() - 1)
+        return bits_for_bytes(self.engine.hash_total_mb * 2**20 // self.challenge.concurrency)
 
     @property
     def table_bytes(self) -> int:
-        return HASH_ENTRY_BYTES << self.hash_bits
+        return ENTRY_BYTES << self.hash_bits
 
 
 # ---------------------------------------------------------------- loading
@@ -648,10 +647,10 @@ def _check_relations(cfg: Config) -> None:
     """Rules that involve more than one key."""
     c, t = cfg.challenge, cfg.time
     if cfg.hash_bits < MIN_HASH_BITS:
-        need = math.ceil(c.concurrency * HASH_ENTRY_BYTES * 2**MIN_HASH_BITS / 2**20)
+        need = math.ceil(c.concurrency * ENTRY_BYTES * 2**MIN_HASH_BITS / 2**20)
         raise ConfigError(f"engine.hash_total_mb: {cfg.engine.hash_total_mb} MiB shared by "
                           f"challenge.concurrency {c.concurrency} games is below the smallest table per game "
-                          f"({HASH_ENTRY_BYTES * 2**MIN_HASH_BITS // 1024} KiB); use engine.hash_total_mb "
+                          f"({ENTRY_BYTES * 2**MIN_HASH_BITS // 1024} KiB); use engine.hash_total_mb "
                           f"{need} or more, or fewer games")
     for lo_key, hi_key in (("min_base_s", "max_base_s"), ("min_increment_s", "max_increment_s"),
                            ("min_days", "max_days")):

@@ -17,6 +17,7 @@ import chess
 import numpy as np
 
 from engine import board as bd
+from engine.hashsize import ENTRY_BYTES, check_bits
 from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
 from engine.result import EngineDesync, IllegalMove, SearchResult
@@ -44,18 +45,17 @@ from engine.search import (
     D,
     I,
 )
-from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES, HelperPool
+from engine.smp import MAX_THREADS, HelperPool
 from engine.timeman import Limits
 
 NO_LIMIT = 1 << 62
+assert HASH_DTYPE.itemsize == ENTRY_BYTES  # engine/hashsize.py counts the table's bytes with it
 
 
 def new_table(hash_bits: int) -> np.ndarray:
     """A hash table of 2**hash_bits entries of 12 bytes, every page touched now, so neither the first
     move's budget nor a later game is spent committing memory."""
-    if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
-        raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
-    table = np.empty(1 << hash_bits, dtype=HASH_DTYPE)
+    table = np.empty(1 << check_bits(hash_bits), dtype=HASH_DTYPE)
     table.view(np.uint8)[:] = 0
     return table
 
@@ -112,9 +112,7 @@ class Engine:
             if table.dtype != HASH_DTYPE or table.ndim != 1 or table.size & (table.size - 1):
                 raise ValueError("table must be a 1-D array of HASH_DTYPE from new_table()")
             hash_bits = table.size.bit_length() - 1
-        if not isinstance(hash_bits, int) or not 8 <= hash_bits <= 30:
-            raise ValueError(f"hash_bits must be an integer from 8 to 30, got {hash_bits!r}")
-        self.hash_bits = hash_bits
+        self.hash_bits = check_bits(hash_bits)
         self._words = key_words(key_table)
         self._hash = new_table(hash_bits) if table is None else table
         self._g = np.zeros(G_SIZE, dtype=np.int64)
@@ -129,7 +127,6 @@ class Engine:
         self._history: list[tuple[np.ndarray, np.ndarray]] = []
         self._ponder: PonderState | None = None
         self._pool: HelperPool | None = None
-        self._scheme = DEFAULT_SCHEME
         self.threads = threads
         self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
         self.new_game()
@@ -143,22 +140,13 @@ class Engine:
     def threads(self, count: int) -> None:
         self.set_threads(count)
 
-    @property
-    def thread_scheme(self) -> str:
-        """How the helpers search (engine/smp.py SCHEMES)."""
-        return self._scheme
-
-    def set_threads(self, count: int, scheme: str | None = None) -> None:
-        """Threads per search from the next search on, and (for measurements) the helpers' scheme."""
+    def set_threads(self, count: int) -> None:
+        """Threads per search from the next search on."""
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_THREADS:
             raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS}, got {count!r}")
-        scheme = self._scheme if scheme is None else scheme
-        if scheme not in SCHEMES:
-            raise ValueError(f"thread scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
         self._refuse_while_pondering()
         with self._lock:
-            self._scheme = scheme
-            self._pool = None if count == 1 else HelperPool(count - 1, scheme)
+            self._pool = None if count == 1 else HelperPool(count - 1)
 
     @property
     def helper_nodes(self) -> int:

@@ -1,6 +1,6 @@
 """The root's children exactly as ``D()`` sets them up, for helpers that search them (engine/smp.py).
 
-A helper of the ``split`` scheme searches the main thread's second and later root moves, so that when
+A helper thread (engine/smp.py) searches the main thread's second and later root moves, so that when
 the main thread's root reaches one of them the child's entry is already in the shared table. For the
 entry to be found, and right, the helper must call ``D()`` on the child with what the root passes
 it: the board after the move, the keys ``J`` and ``Z`` updated as the root updates them, the e.p.

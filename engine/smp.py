@@ -6,25 +6,20 @@ with its own board ``b`` and globals ``g`` (``D()`` keeps all its state there), 
 there for the main thread to find: micro-Max resumes every node at the depth its entry holds, so an
 entry a helper left at the depth the main thread needs (or deeper) is work it skips.
 
-How helpers search (``SCHEMES``; the main thread never changes):
+How helpers search (the main thread never changes): they split the work instead of repeating it.
+They take the root's moves other than the last iteration's best, from the end of the root's order,
+while the main thread searches its best move and then the others from the front; each child is set
+up exactly as the root sets it up (``engine/rootsplit.py``: board, keys, e.p. square, evaluation)
+and searched to the depth and with the window the root's iteration gives it (``RootSplit``), so the
+main thread finds its entry and can use it. Once the iteration in progress is shared out they start
+on the next one.
 
-- ``lazy``: each helper searches the root to the depth of the main thread's iteration in progress,
-  and again at each new iteration (plain "lazy SMP": the threads race through the same tree).
-- ``ahead``: helpers search the root deeper than the main thread's iteration in progress (staggered:
-  the first helper one ply deeper, the second two, and so on in turn), so the main thread's next
-  iteration finds its children already searched.
-- ``split``: helpers split the work instead of repeating it. They take the root's moves other than
-  the last iteration's best, from the end of the root's order, while the main thread searches its
-  best move and then the others from the front; each child is set up exactly as the root sets it up
-  (``engine/rootsplit.py``: board, keys, e.p. square, evaluation) and searched to the depth and with
-  the window the root's iteration gives it (``RootSplit``), so the main thread finds its entry and
-  can use it. Once the iteration in progress is shared out they start on the next one.
-
-Measured on an idle 2-core machine (docs/PERFORMANCE.md, "Threads"): at two threads ``lazy`` and
-``ahead`` reach depth 10 1.02x and 1.03x faster than one thread (the main thread still needs about
-90 % of its nodes), ``split`` 1.42x (79 % of its nodes). Threads default to 1: in self-play at
-10+0.1 two threads scored +17.4 +/- 28.5 Elo against one (400 games), no significant gain for twice
-the CPU.
+Measured on an idle 2-core machine (docs/PERFORMANCE.md, "Threads"): at two threads this reaches
+depth 10 1.42x faster than one thread (the main thread needs 79 % of its nodes). Two other schemes
+measured beside it, ``lazy`` (helpers search the root to the main thread's depth: plain "lazy SMP")
+and ``ahead`` (helpers search the root a ply or two deeper), reached 1.02x and 1.03x (about 90 %)
+and were removed after that measurement. Threads default to 1: in self-play at 10+0.1 two threads
+scored +17.4 +/- 28.5 Elo against one (400 games), no significant gain for twice the CPU.
 
 Helpers call ``D()`` with ``z = 0`` (an inner node, not a root): so a helper never plays a move and
 never writes a draw lock; its searches store entries as any inner node does, which never overwrite
@@ -60,8 +55,6 @@ from engine.search import (
     G_MK,
     G_N,
     G_NITER,
-    G_O,
-    G_Q,
     G_STOP,
     G_TRACE,
     G_Z,
@@ -69,8 +62,6 @@ from engine.search import (
     I,
 )
 
-SCHEMES = ("lazy", "ahead", "split")
-DEFAULT_SCHEME = "split"
 MAX_THREADS = max(64, os.cpu_count() or 1)  # UCI's Threads maximum: at least the machine's cores
 NO_LIMIT = 1 << 62
 IDLE_S = 0.0005  # a helper with nothing to search waits this long for the main thread's next iteration
@@ -93,25 +84,19 @@ class HelperPool:
     """The helpers of one search: started with it, stopped and joined before its move is recorded."""
 
     count: int
-    scheme: str = DEFAULT_SCHEME
     helpers: list[Helper] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _work: RootSplit | None = None
-
-    def __post_init__(self) -> None:
-        if self.scheme not in SCHEMES:
-            raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {self.scheme!r}")
 
     def start(self, b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.ndarray) -> None:
         """Start ``count`` helpers on copies of the main search's board and globals (``g`` already
         prepared for the search: its deadline and depth limit apply to the helpers too)."""
         self._stop.clear()
         self.helpers = []
-        self._work = RootSplit(b.copy(), g.copy(), words) if self.scheme == "split" else None
-        run = self._run if self._work is None else self._run_split
+        self._work = RootSplit(b.copy(), g.copy(), words)
         for index in range(self.count):
             helper = Helper(index=index, b=b.copy(), g=g.copy())
-            helper.thread = threading.Thread(target=run, args=(helper, g, table, words),
+            helper.thread = threading.Thread(target=self._run, args=(helper, g, table, words),
                                              name=f"search-helper-{index + 1}", daemon=True)
             self.helpers.append(helper)
             helper.thread.start()
@@ -133,37 +118,7 @@ class HelperPool:
     def nodes(self) -> int:
         return sum(h.nodes for h in self.helpers)
 
-    def _target(self, helper: Helper, main_depth: int) -> int:
-        """The depth a helper searches the root to while the main thread completed ``main_depth``."""
-        if self.scheme == "lazy":
-            return main_depth + 1
-        return main_depth + 2 + (helper.index % 2)
-
     def _run(self, helper: Helper, main_g: np.ndarray, table: np.ndarray, words: np.ndarray) -> None:
-        """Search the root again whenever the main thread gets deeper, until stopped."""
-        try:
-            g = helper.g
-            done = 0                                   # the depth this helper last completed
-            while not self._stop.is_set():
-                main_depth = _completed_depth(main_g)
-                target = min(self._target(helper, main_depth), int(main_g[G_MAXD]) + 2, 97)
-                if target <= done:
-                    time.sleep(IDLE_S)
-                    continue
-                g[G_N] = 0
-                g[G_ABORT] = 0
-                g[G_ARMED] = 1                         # abort on stop/deadline from the first node
-                g[G_MK] = I                            # no typed move: never plays (z = 0 anyway)
-                g[G_BUDGET] = NO_LIMIT
-                D(-I, I + 1, int(g[G_Q]), int(g[G_O]), 0, target, helper.b, table, words, g)
-                helper.nodes += int(g[G_N])
-                if g[G_ABORT] != 0:
-                    break
-                done = target
-        except BaseException as exc:  # noqa: BLE001  (reported by the Engine; the main search goes on)
-            helper.error = exc
-
-    def _run_split(self, helper: Helper, main_g: np.ndarray, table: np.ndarray, words: np.ndarray) -> None:
         """Search the root's children the main thread has not reached, as its root searches them."""
         work = self._work
         assert work is not None
@@ -206,7 +161,7 @@ class Job:
 
 
 class RootSplit:
-    """The root's moves shared out between the helpers of the ``split`` scheme.
+    """The root's moves shared out between the helpers.
 
     For the main thread's iteration in progress (and, once those are all taken, its next one) the
     helpers take the root moves other than the last iteration's best, from the end of the root's

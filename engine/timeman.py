@@ -67,9 +67,6 @@ clock only saved it for a game's end that never needed it. The rules, for a matc
   that time for later moves. (Measured on the opening: soft 1.1 s, depth 9 done at 0.9 s, depth
   10 cut at the 4.7 s hard limit: 3.8 s spent for nothing.)
 
-``legacy_limits()`` is the UCI front-end's rule before this module (the bare port), kept only so
-the UCI option ``Time Rule`` can select it for a match comparing old and new.
-
 ``horizon``, ``soft_factor`` and ``adaptive`` (the two rules above) are ``TimeParams`` fields
 (defaults ``HORIZON``, ``SOFT_FACTOR``, off) so that a match can try other values through the UCI
 options ``Time Horizon``, ``Time Soft Percent`` and ``Time Adaptive`` (the bot's YAML does not
@@ -192,18 +189,3 @@ def allocate(clock: Clock | None, params: TimeParams = TimeParams(), *, movetime
     if params.max_think_ms is not None:
         hard, soft = min(hard, params.max_think_ms), min(soft, params.max_think_ms)
     return Limits(soft_ms=max(FLOOR_MS, soft), hard_ms=max(FLOOR_MS, hard), adaptive=params.adaptive)
-
-
-def legacy_limits(time_left_ms: float, inc_ms: float, movestogo: int | None, overhead_ms: float) -> Limits:
-    """The bare port's UCI rule (before this module), for the ``Time Rule legacy`` comparison only.
-
-    ``T = left/movestogo (30) + 0.8*inc``; soft ``0.6*T``; hard ``min(2.5*T, 0.4*left (0.8 with one
-    move to go)) - overhead``; no reserve, no instability rule.
-    """
-    time_left_ms = max(1.0, time_left_ms)
-    mtg = max(1, movestogo) if movestogo else 30
-    target = time_left_ms / mtg + 0.8 * max(0.0, inc_ms)
-    ceiling = (0.8 if mtg == 1 else 0.4) * time_left_ms
-    hard = max(1.0, min(2.5 * target, ceiling) - overhead_ms)
-    soft = max(1.0, min(0.6 * target, hard))
-    return Limits(soft_ms=soft, hard_ms=hard)

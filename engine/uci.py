@@ -3,8 +3,8 @@
 Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V>]``, ``ucinewgame``,
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``,
-``Threads``, ``Thread Scheme``, ``Move Overhead``, ``Ponder``, ``Time Rule``, ``Time Horizon``, ``Time
-Soft Percent``, ``Time Adaptive``, ``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any
+``Threads``, ``Move Overhead``, ``Ponder``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
+``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any
 malformed command) is answered with ``info string ...`` and otherwise ignored: the engine never exits
 on bad input, only on ``quit`` or end of input.
 
@@ -50,13 +50,9 @@ One time manager for the bot and this front-end: ``engine/timeman.py`` (its docs
 * plain ``go`` with no limit: the original's own budget, 1e6 nodes.
 * Iterations 1-3 always run (``Engine.stop()`` takes effect from iteration 4): a few ms at most.
 * ``mate`` and ``searchmoves`` are not supported: reported with ``info string`` and ignored.
-* Option ``Time Rule`` (``new``, the default, or ``legacy``): ``legacy`` is the bare port's rule
-  (``timeman.legacy_limits()``: ``T = left/movestogo(30) + 0.8*inc``, soft ``0.6*T``, hard
-  ``min(2.5*T, 0.4*left) - overhead``, clock and movetime combined), kept only so that one commit
-  can compare old and new in a match (``--engine1-option "Time Rule=legacy"``).
 * Options ``Time Horizon`` (moves, default ``timeman.HORIZON``) and ``Time Soft Percent`` (default
-  ``100 * timeman.SOFT_FACTOR``): the new rule's sudden-death horizon and soft limit, for matches that tune
-  them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped. Option ``Time
+  ``100 * timeman.SOFT_FACTOR``): the time manager's sudden-death horizon and soft limit, for matches
+  that tune them (``--engine1-option "Time Horizon=20"``). Out-of-range values are clamped. Option ``Time
   Adaptive`` (check, default ``TimeParams().adaptive``, false): the time manager's two adaptive rules
   (an unstable root runs on, an iteration that cannot finish is not started), which a match found
   to cost strength (``engine/timeman.py``); on only to measure them again.
@@ -118,7 +114,6 @@ moves. ``bestmove (none)`` means the side to move has no legal move.
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import sys
@@ -133,7 +128,9 @@ import chess
 from engine import Engine, SearchResult, require_move, timeman
 from engine.board import PAWN
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
-from engine.smp import DEFAULT_SCHEME, MAX_THREADS, SCHEMES
+from engine.follow import first_difference, follow
+from engine.hashsize import bits_for_mb
+from engine.smp import MAX_THREADS
 from engine.syzygy import SyzygyTables, TablesError, choose, covered
 from engine.timeman import Clock, Limits, TimeParams
 
@@ -142,19 +139,11 @@ ENGINE_AUTHOR = "H.G. Muller (micro-Max 4.5); numba port: umax-bot"
 
 HASH_DEFAULT_MB, HASH_MIN_MB, HASH_MAX_MB = 64, 1, 4096
 OVERHEAD_DEFAULT_MS, OVERHEAD_MAX_MS = 30, 5000
-ENTRY_BYTES = 12
 DEFAULT_NODES = 1_000_000   # the original's budget: N < 1e6
 MATE_THRESHOLD = 8000 - 200
 POLL_S = 0.005
-TIME_RULES = ("new", "legacy")   # option Time Rule: engine/timeman.py's allocate(), or the bare port's
 HORIZON_RANGE = (5, 100)         # option Time Horizon: timeman's sudden-death horizon, in moves
 SOFT_PERCENT_RANGE = (10, 200)   # option Time Soft Percent: timeman's soft limit, percent of the target
-
-
-def hash_bits_for_mb(mb: int) -> int:
-    """Table size for ``setoption name Hash``: the largest power of two of 12-byte entries in MB MiB."""
-    mb = max(HASH_MIN_MB, min(HASH_MAX_MB, int(mb)))
-    return max(10, min(30, int(math.floor(math.log2(mb * 2**20 / ENTRY_BYTES)))))
 
 
 def uci_score(score: int) -> str:
@@ -289,9 +278,7 @@ class UciEngine:
         self._rebuild_reasons: list[str] = ["first search"]   # why the next go must start a new game
         self._hash_mb = HASH_DEFAULT_MB
         self._threads = 1                          # Threads: the main thread runs D(); the rest help
-        self._scheme = DEFAULT_SCHEME
         self._overhead_ms = OVERHEAD_DEFAULT_MS
-        self._time_rule = TIME_RULES[0]
         self._horizon = timeman.HORIZON
         self._soft_percent = round(100 * timeman.SOFT_FACTOR)
         self._adaptive = TimeParams().adaptive
@@ -371,16 +358,12 @@ class UciEngine:
         self.send(f"option name Hash type spin default {HASH_DEFAULT_MB} min {HASH_MIN_MB} max {HASH_MAX_MB}")
         self.send("option name Clear Hash type button")
         self.send(f"option name Threads type spin default 1 min 1 max {MAX_THREADS}")
-        self.send(f"option name Thread Scheme type combo default {DEFAULT_SCHEME} "
-                  + " ".join(f"var {scheme}" for scheme in SCHEMES))
         self.send(f"option name Move Overhead type spin default {OVERHEAD_DEFAULT_MS} min 0 "
                   f"max {OVERHEAD_MAX_MS}")
         self.send("option name OwnBook type check default false")
         self.send(f"option name Book File type string default {DEFAULT_BOOK}")
         self.send("option name SyzygyPath type string default <empty>")
         self.send("option name Ponder type check default false")
-        self.send(f"option name Time Rule type combo default {TIME_RULES[0]} "
-                  + " ".join(f"var {rule}" for rule in TIME_RULES))
         self.send(f"option name Time Horizon type spin default {timeman.HORIZON} "
                   f"min {HORIZON_RANGE[0]} max {HORIZON_RANGE[1]}")
         self.send(f"option name Time Soft Percent type spin default {round(100 * timeman.SOFT_FACTOR)} "
@@ -434,11 +417,6 @@ class UciEngine:
             self._rebuild("Clear Hash")
         elif key == "threads":
             self._threads = self._spin(name, value, (1, MAX_THREADS), self._threads)
-        elif key == "thread scheme":
-            if value.lower() in SCHEMES:
-                self._scheme = value.lower()
-            else:
-                self.info_string(f"Thread Scheme {value!r} unknown (allowed: {', '.join(SCHEMES)}): ignored")
         elif key == "move overhead":
             self._overhead_ms = self._spin(name, value, (0, OVERHEAD_MAX_MS), self._overhead_ms)
         elif key == "time horizon":
@@ -454,11 +432,6 @@ class UciEngine:
             self._set_tables(value)
         elif key == "ponder":
             pass    # go ponder works either way; the GUI only tells us whether it will send it
-        elif key == "time rule":
-            if value.lower() in TIME_RULES:
-                self._time_rule = value.lower()
-            else:
-                self.info_string(f"Time Rule {value!r} unknown (allowed: {', '.join(TIME_RULES)}): ignored")
         else:
             self.info_string(f"unknown option {name!r} ignored")
 
@@ -581,7 +554,7 @@ class UciEngine:
 
     # ------------------------------------------------------------------ the search thread
     def _ensure_engine(self) -> Engine:
-        bits = hash_bits_for_mb(self._hash_mb)
+        bits = bits_for_mb(self._hash_mb)
         if self._engine is None or self._engine.hash_bits != bits:
             if self._engine is not None:
                 self._rebuild(f"hash table resized to 2^{bits} entries")
@@ -593,34 +566,27 @@ class UciEngine:
                 wanted = self._hash_mb
                 self._hash_mb = HASH_DEFAULT_MB if wanted > HASH_DEFAULT_MB else HASH_MIN_MB
                 self.info_string(f"Hash {wanted} MB could not be allocated: using {self._hash_mb} MB")
-                self._engine = Engine(hash_bits=hash_bits_for_mb(self._hash_mb))
-        if (self._engine.threads, self._engine.thread_scheme) != (self._threads, self._scheme):
-            self._engine.set_threads(self._threads, self._scheme)   # only between searches: never blocks
+                self._engine = Engine(hash_bits=bits_for_mb(self._hash_mb))
+        if self._engine.threads != self._threads:
+            self._engine.set_threads(self._threads)   # only between searches: never blocks
         return self._engine
 
     def _sync(self, fen: str | None, moves: list[str]) -> Engine:
         """Bring the engine to (fen, moves), keeping the table when its game is a prefix; report which."""
         eng = self._ensure_engine()
-        played = eng.moves
         reason = "; ".join(self._rebuild_reasons) or None
-        back = len(played) - len(moves) if played[:len(moves)] == moves else 0
-        if reason is None:
-            if fen != self._engine_fen:
-                reason = "another start position"
-            elif moves[:len(played)] != played and not back:
-                pairs = zip(played, moves, strict=False)
-                at = next((i for i, (a, b) in enumerate(pairs) if a != b), len(moves))
-                reason = f"the game differs from the engine's at ply {at + 1}"
-        if reason is None and back:
-            # The GUI took moves back: the engine follows on the same table, the locks of the
-            # positions taken back released (Engine.take_back), so they do not score as repetitions.
-            eng.take_back(back)
-            self.info_string(f"keep-hash: table kept, took back {back} move(s)")
-        elif reason is None:
-            new = moves[len(played):]
-            for move in new:
-                eng.play(move)
-            self.info_string(f"keep-hash: table kept, applied {len(new)} new move(s)")
+        if reason is None and fen != self._engine_fen:
+            reason = "another start position"
+        # New moves, or moves taken back by the GUI: the engine follows on the same table.
+        done = follow(eng, moves) if reason is None else None
+        if reason is None and done is None:
+            reason = f"the game differs from the engine's at ply {first_difference(eng.moves, moves) + 1}"
+        if done is not None:
+            back, new = done
+            if back:
+                self.info_string(f"keep-hash: table kept, took back {back} move(s)")
+            else:
+                self.info_string(f"keep-hash: table kept, applied {new} new move(s)")
         else:
             self._rebuild_reasons = ["after an error"]   # cleared below once the rebuild succeeded
             eng.new_game(fen)
@@ -632,7 +598,7 @@ class UciEngine:
         return eng
 
     def _limits(self, params: GoParams, board: chess.Board, received: float) -> Limits:
-        """The limits of this search by the Time Rule option (engine/timeman.py), counted from now."""
+        """The limits of this search by the time manager (engine/timeman.py), counted from now."""
         spent_ms = (time.monotonic() - received) * 1000.0
         clock = params.wtime if board.turn == chess.WHITE else params.btime
         inc = params.winc if board.turn == chess.WHITE else params.binc
@@ -641,8 +607,6 @@ class UciEngine:
             movetime = max(1.0, params.movetime - min(self._overhead_ms, params.movetime / 4) - spent_ms)
         if params.infinite:
             limits = Limits()
-        elif self._time_rule == "legacy":
-            limits = self._legacy_limits(params, clock, inc, movetime, spent_ms)
         else:
             tm_clock = None
             if clock is not None:
@@ -655,23 +619,8 @@ class UciEngine:
             if limits == Limits():
                 limits = Limits(nodes=DEFAULT_NODES)
         if self._debug:
-            self.info_string(f"limits ({self._time_rule}): {limits}")
+            self.info_string(f"limits: {limits}")
         return limits
-
-    def _legacy_limits(self, params: GoParams, clock: float | None, inc: float, movetime: float | None,
-                       spent_ms: float) -> Limits:
-        """The bare port's rule, exactly as it was (clock and movetime combined, nodes/depth beside)."""
-        soft = hard = None
-        if clock is not None:
-            old = timeman.legacy_limits(clock - spent_ms, inc, params.movestogo, self._overhead_ms)
-            soft, hard = old.soft_ms, old.hard_ms
-        if movetime is not None:
-            hard = movetime if hard is None else min(hard, movetime)
-            soft = None if soft is None else min(soft, hard)
-        nodes = params.nodes
-        if nodes is None and params.depth is None and hard is None:
-            nodes = DEFAULT_NODES
-        return Limits(soft_ms=soft, hard_ms=hard, nodes=nodes, depth=params.depth)
 
     def _search(self, params: GoParams, received: float, fen: str | None, moves: list[str],
                 board: chess.Board) -> None:

@@ -9,8 +9,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -123,24 +121,12 @@ def test_no_bot_or_engine_module_imports_one_that_imports_it_back() -> None:
     assert _a_circle(graph) == []
 
 
-def test_python_m_engine_help_lists_the_commands_and_old_tool_names_still_work() -> None:
+def test_python_m_engine_help_lists_the_commands_and_the_tools_elsewhere() -> None:
     proc = subprocess.run([sys.executable, "-m", "engine", "--help"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0
     for word in ("uci", "bench", "compile", "tools.match"):
         assert word in proc.stdout
-    old = subprocess.run([sys.executable, "-m", "engine", "clockstats", "--help"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
-    assert old.returncode == 0 and "python -m tools.clockstats" in old.stdout
-    assert old.stderr.strip() == "warning: 'python -m engine clockstats' is now 'python -m tools.clockstats'"
-
-
-@pytest.mark.parametrize("name", ["soak", "services_run", "variety_run"])
-def test_the_old_bot_tool_names_still_run_their_tool_with_a_warning(name: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", f"bot.{name}", "--help"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 0 and f"python -m tools.{name}" in proc.stdout
-    assert proc.stderr.strip() == f"warning: 'python -m bot.{name}' is now 'python -m tools.{name}'"
 
 
 def test_the_parts_that_do_not_search_load_without_numba() -> None:

@@ -24,11 +24,8 @@ only). A pondering engine uses a second core while its opponent thinks: run such
 the P replies the engine pondered on (those after a ``bestmove ... ponder``), H were the move it
 expected.
 
-Old and new time manager from one commit: this engine's UCI option ``Time Rule`` is ``new`` (the
-default, ``engine/timeman.py``) or ``legacy`` (the bare port's rule), so the comparison of (a) the
-bare port, (b) the new time manager and (c) new + pondering is::
+The time manager with and without pondering from one commit::
 
-    python -m tools.match --engine1-option "Time Rule=legacy" --engine1-name legacy --engine2-name new
     python -m tools.match --engine1-ponder --engine1-name new+ponder --engine2-name new --concurrency 1
 
 Limits: ``--tc BASE+INC`` in seconds (the script keeps the clocks: the wall time of each ``play()``

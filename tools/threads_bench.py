@@ -46,13 +46,14 @@ def middlegames() -> list[str]:
     return fens
 
 
-def child(threads: int, scheme: str, depth: int, hash_mb: int) -> dict[str, object]:
+def child(threads: int, depth: int, hash_mb: int) -> dict[str, object]:
     """One process's searches: every position to ``depth`` from a fresh table."""
     from engine import Engine
+    from engine.hashsize import bits_for_mb
 
     fens = middlegames()
-    engine = Engine(hash_bits=max(16, (hash_mb * 2**20 // 12).bit_length() - 1))
-    engine.set_threads(threads, scheme)
+    engine = Engine(hash_bits=bits_for_mb(hash_mb))
+    engine.set_threads(threads)
     engine.new_game(fens[0])
     engine.think(max_depth=3)                       # the helpers' first start is not part of the figure
     seconds, main_nodes, helper_nodes = 0.0, 0, 0
@@ -66,12 +67,12 @@ def child(threads: int, scheme: str, depth: int, hash_mb: int) -> dict[str, obje
     return {"seconds": seconds, "main_nodes": main_nodes, "helper_nodes": helper_nodes}
 
 
-def measure(threads: int, scheme: str, depth: int, hash_mb: int) -> dict[str, object]:
+def measure(threads: int, depth: int, hash_mb: int) -> dict[str, object]:
     """``child`` in a fresh process (a fresh numba load, nothing cached in memory from another run)."""
     root = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     out = subprocess.run([sys.executable, "-m", "tools.threads_bench", "--child", "--threads", str(threads),
-                          "--scheme", scheme, "--depth", str(depth), "--hash-mb", str(hash_mb)],
+                          "--depth", str(depth), "--hash-mb", str(hash_mb)],
                          capture_output=True, text=True, check=True, env=env, cwd=root)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -80,36 +81,29 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.threads_bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--depth", type=int, default=10)
     p.add_argument("--threads", default="1,2,4", help="thread counts, comma-separated (1 first: the base)")
-    p.add_argument("--scheme", default=None, help="helpers' scheme (engine/smp.py SCHEMES); default: each")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--hash-mb", type=int, default=64)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        print(json.dumps(child(int(args.threads), args.scheme, args.depth, args.hash_mb)))
+        print(json.dumps(child(int(args.threads), args.depth, args.hash_mb)))
         return 0
-    from engine.smp import SCHEMES
-
     counts = [int(n) for n in args.threads.split(",")]
-    schemes = [args.scheme] if args.scheme else list(SCHEMES)
     print(f"time to depth {args.depth}, {POSITIONS} middlegames, median of {args.runs} fresh processes; "
           f"load before: {os.getloadavg()[0]:.2f}")
-    print("scheme  threads  seconds  speed-up  main nodes  helper nodes  knps/thread  runs (s)")
+    print("threads  seconds  speed-up  main nodes  helper nodes  knps/thread  runs (s)")
     base = None
-    for scheme in schemes:
-        for threads in counts:
-            if threads == 1 and base is not None:
-                continue
-            runs = [measure(threads, scheme, args.depth, args.hash_mb) for _ in range(args.runs)]
-            mid = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
-            seconds = float(mid["seconds"])
-            if threads == 1:
-                base = seconds
-            nodes = int(mid["main_nodes"]) + int(mid["helper_nodes"])
-            print(f"{scheme if threads > 1 else '-':6}  {threads:7}  {seconds:7.2f}  "
-                  f"{base / seconds if base else 1.0:7.2f}x  {int(mid['main_nodes']):10}  "
-                  f"{int(mid['helper_nodes']):12}  {nodes / seconds / threads / 1000:11.0f}  "
-                  + " ".join(f"{float(r['seconds']):.2f}" for r in runs), flush=True)
+    for threads in counts:
+        runs = [measure(threads, args.depth, args.hash_mb) for _ in range(args.runs)]
+        mid = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
+        seconds = float(mid["seconds"])
+        if threads == 1:
+            base = seconds
+        nodes = int(mid["main_nodes"]) + int(mid["helper_nodes"])
+        print(f"{threads:7}  {seconds:7.2f}  "
+              f"{base / seconds if base else 1.0:7.2f}x  {int(mid['main_nodes']):10}  "
+              f"{int(mid['helper_nodes']):12}  {nodes / seconds / threads / 1000:11.0f}  "
+              + " ".join(f"{float(r['seconds']):.2f}" for r in runs), flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -29,6 +29,7 @@ from bot.games.played import FALLBACK, PlayedMove
 from bot.sources.outside import MoveSource, OutsideMove
 from engine import require_move
 from engine.board import move_text, rules_board
+from engine.follow import follow
 from engine.timeman import Limits
 
 log = logging.getLogger(__name__)
@@ -137,22 +138,15 @@ class GamePosition:
             tail, seen = moves[base:], list(self.engine.moves)
             if len(seen) == len(tail) + 1 and seen[:-1] == tail and own_move_posted_at == len(moves):
                 return True  # a state from before our last move arrived late
-            if tail[:len(seen)] == seen:
-                try:
-                    for uci in tail[len(seen):]:
-                        self.engine.play(uci)
+            # New moves, or a takeback (update() stopped any ponder search first): on the same table.
+            try:
+                if follow(self.engine, tail) is not None:
                     return True
-                except Exception as e:  # noqa: BLE001 - IllegalMove or EngineDesync: rebuild below
-                    log.warning("%s: the engine refused a move (%s); rebuilding its game", self.label, e)
-            elif seen[:len(tail)] == tail:  # a takeback (update() stopped any ponder search first)
-                try:
-                    self.engine.take_back(len(seen) - len(tail))
-                    return True
-                except Exception as e:  # noqa: BLE001 - a bug: the rebuild below still follows the game
-                    log.warning("%s: the engine cannot take back (%s); rebuilding its game", self.label, e)
-            else:
                 log.info("%s: the server's moves are not an extension of the engine's; rebuilding",
                          self.label)
+            except Exception as e:  # noqa: BLE001 - IllegalMove or EngineDesync: rebuild below
+                log.warning("%s: the engine cannot follow the server's moves (%s); rebuilding its game",
+                            self.label, e)
         return self._rebuild_engine_from_start(moves) or self._rebuild_engine_here(moves)
 
     def engine_one_ahead(self) -> str | None:

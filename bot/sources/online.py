@@ -1,24 +1,29 @@
-"""Moves from online services, each the owner's option (off by default): Lichess's opening explorer,
-Lichess's cloud evaluation and chessdb (the services in bot/sources/services.py, their APIs in
-docs/LICHESS.md). This module is what they share: when to ask, the hard wait, faults, pauses, the token.
+"""Moves from outside services: Lichess's online tablebase (bot/sources/tablebase.py) and the opening
+services, each the owner's option (off by default): Lichess's opening explorer, Lichess's cloud
+evaluation and chessdb (bot/sources/services.py; the APIs in docs/LICHESS.md). This module is what
+they all share: when to ask, the hard wait, faults, pauses, the token.
 
-When a source asks (`OnlineSource.skip_reason`): the game started from the standard position (never in
-a From Position game, whose positions the services do not know, nor Chess960), within the first
-`max_ply` plies, with more than `min_clock_s` on our clock (correspondence: always), not paused after a
-rate limit, not switched off by a 401; and the wait, at most `timeout_ms` and `max_time_share` of our
-clock, is at least `MIN_WAIT_MS`. Every reason not to ask is logged at debug level.
+When a source asks (`OnlineSource.skip_reason`): not paused after a rate limit, not switched off by a
+401, the position one the service may know (`position_reason`: an opening service, `OpeningSource`,
+asks only in a game started from the standard position (never in a From Position game, whose
+positions the services do not know, nor Chess960), within the first `max_ply` plies, with more than
+`min_clock_s` on our clock (correspondence: always)); and the wait, at most `timeout_ms` and
+`max_time_share` of our clock, is at least `MIN_ONLINE_WAIT_MS`. Every reason not to ask is logged at
+debug level.
 
-The wait is a hard limit, as for the online tablebase (bot/sources/tablebase.py): the request runs on
-a worker thread with its own requests Session, and the game never waits beyond the limit. Whatever
+The wait is a hard limit: the request runs on a worker thread with its own requests Session (kept
+alive between moves), and the game never waits beyond the limit, whatever the network does
+(requests' own timeout bounds each socket read, not the whole answer). Whatever
 goes wrong (an error status, a cut, a slow or unreadable answer, a move that is not legal here, an
 analysis of another position) costs at most that wait: one line in the log, no move, the engine plays.
 A rate limit (HTTP 429, or chessdb's "rate limit exceeded") pauses this source only, for
 network.rate_limit_pause_s or what the answer asks. A 401 turns the source off until the bot restarts,
 with one line saying what to do: no retry loop.
 
-Each game asks through its own view (`for_game()`, see bot/sources/outside.py), which stops asking a
-source after `online.give_up_after` of our positions in a row without a move from it: the game has
-left what the service knows.
+Each game asks an opening service through its own view (`OpeningSource.for_game()`, see
+bot/sources/outside.py), which stops asking it after `online.give_up_after` of our positions in a row
+without a move from it: the game has left what the service knows. (The tablebase has no view: a
+position it covers is one it knows.)
 
 The bot's token goes only where it is needed and belongs: to a source that needs it (the explorer)
 whose host is lichess.org's or the host of the server the bot plays on (`url`; the sandbox in tests).
@@ -34,20 +39,17 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import chess
 import requests
 
-from bot.config import OnlineSourceConfig
+from bot.config import MIN_ONLINE_WAIT_MS, OnlineSourceConfig
 from bot.lichess import ratelimit, retry_after
 from bot.sources.outside import OutsideMove
 
 log = logging.getLogger(__name__)
-
-MIN_WAIT_MS = 50  # below this a request cannot come back in time (config.MIN_TABLEBASE_WAIT_MS)
-WORKERS = 2  # requests in flight at once per source; a stuck one ends at requests' own timeout
 
 
 class BadAnswer(ValueError):
@@ -76,6 +78,19 @@ class Stats:
     # how long each asked position kept the game (the latest 10,000)
     waits_ms: collections.deque[float] = field(default_factory=lambda: collections.deque(maxlen=10_000))
 
+    @property
+    def worst_wait_ms(self) -> float:
+        """The longest a game waited for the service (of the latest 10,000), 0 before any."""
+        return max(self.waits_ms, default=0.0)
+
+
+class Reach(Protocol):
+    """What every source's settings say: where, and how long a move may wait for it."""
+
+    url: str
+    timeout_ms: int
+    max_time_share: float
+
 
 class OnlineSource:
     """One service as a `bot.sources.outside.MoveSource`; a subclass says what to ask and how to read
@@ -85,12 +100,13 @@ class OnlineSource:
     needs_token = False
     streams = False  # the answer is ndjson, read line by line (the explorer's /player)
     on_401 = "the service refused the request"  # what to do about a 401 (a subclass says)
+    workers = 2  # requests in flight at once; a stuck one ends at requests' own timeout
 
-    def __init__(self, cfg: OnlineSourceConfig, *, pause_s: float = 60.0, give_up_after: int = 4,
-                 token: str = "", rng: random.Random | None = None):
+    def __init__(self, cfg: Reach, *, pause_s: float = 60.0, token: str = "",
+                 rng: random.Random | None = None):
         self.cfg = cfg
         self.url = cfg.url.rstrip("/")
-        self.pause_s, self.give_up_after = pause_s, give_up_after
+        self.pause_s = pause_s
         self.token = token  # "" unless this source needs it and its host may have it (token_for)
         self.rng = rng or random.Random()
         self.stats = Stats()
@@ -98,13 +114,11 @@ class OnlineSource:
         self._paused_until = 0.0
         self._off: str | None = None  # why the source is off (a 401)
         self._local = threading.local()  # one Session per worker thread
-        self._pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix=self.name)
+        self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix=self.name)
 
     def close(self) -> None:
+        """Stop the workers (a request in flight ends at its own timeout)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-    def for_game(self) -> GameView:
-        return GameView(self)
 
     # ------------------------------------------------------------ what a service says (subclasses)
 
@@ -119,6 +133,10 @@ class OnlineSource:
 
     def what_to_do_on_401(self) -> str:
         return self.on_401
+
+    def position_reason(self, board: chess.Board, time_left_ms: int | None) -> str:
+        """Why the service would not know this position or it is not worth asking ("" = ask)."""
+        return ""
 
     def not_found(self, status: int) -> bool:
         """Whether an HTTP status means 'position unknown' (no move, not a fault)."""
@@ -142,7 +160,7 @@ class OnlineSource:
         try:
             found = future.result(timeout=wait_ms / 1000)
         except concurrent.futures.TimeoutError:
-            future.cancel()
+            future.cancel()  # if it is still queued behind stuck requests, it is not sent late
             return self._fault(started, f"no answer within {wait_ms:.0f} ms"), True
         except RateLimited as e:
             with self._lock:
@@ -176,14 +194,11 @@ class OnlineSource:
         paused = self.paused_for_s
         if paused > 0:
             return f"paused {paused:.0f} s more after a rate limit"
-        if board.chess960 or board.root().fen() != chess.STARTING_FEN:
-            return "the game did not start from the standard position"
-        if board.ply() >= self.cfg.max_ply:
-            return f"ply {board.ply() + 1} is beyond max_ply {self.cfg.max_ply}"
-        if time_left_ms is not None and time_left_ms <= self.cfg.min_clock_s * 1000:
-            return f"{time_left_ms / 1000:.1f} s on the clock, not above min_clock_s {self.cfg.min_clock_s:g}"
-        if self.wait_ms(time_left_ms) < MIN_WAIT_MS:
-            return f"under {MIN_WAIT_MS} ms to wait within max_time_share"
+        why = self.position_reason(board, time_left_ms)
+        if why:
+            return why
+        if self.wait_ms(time_left_ms) < MIN_ONLINE_WAIT_MS:
+            return f"under {MIN_ONLINE_WAIT_MS} ms to wait within max_time_share"
         return ""
 
     def wait_ms(self, time_left_ms: int | None) -> float:
@@ -212,6 +227,7 @@ class OnlineSource:
         deadline = time.monotonic() + wait_s
         path, params = self.request(board)
         self._count(asked=1)
+        # requests' timeout bounds the connect and each read; the caller's wait bounds the whole.
         response = self._session().get(f"{self.url}{path}", params=params, timeout=(wait_s, wait_s),
                                         stream=self.streams)
         with response:
@@ -262,11 +278,32 @@ class OnlineSource:
                 s.waits_ms.append(waited_ms)
 
 
+class OpeningSource(OnlineSource):
+    """An opening service (bot/sources/services.py): asked only in the opening of a standard game."""
+
+    def __init__(self, cfg: OnlineSourceConfig, *, give_up_after: int = 4, **kw: Any):
+        super().__init__(cfg, **kw)
+        self.cfg: OnlineSourceConfig = cfg
+        self.give_up_after = give_up_after
+
+    def for_game(self) -> GameView:
+        return GameView(self)
+
+    def position_reason(self, board: chess.Board, time_left_ms: int | None) -> str:
+        if board.chess960 or board.root().fen() != chess.STARTING_FEN:
+            return "the game did not start from the standard position"
+        if board.ply() >= self.cfg.max_ply:
+            return f"ply {board.ply() + 1} is beyond max_ply {self.cfg.max_ply}"
+        if time_left_ms is not None and time_left_ms <= self.cfg.min_clock_s * 1000:
+            return f"{time_left_ms / 1000:.1f} s on the clock, not above min_clock_s {self.cfg.min_clock_s:g}"
+        return ""
+
+
 class GameView:
     """A source as one game asks it: after `give_up_after` of our positions in a row where it was
     asked and gave no move, it is not asked again in this game."""
 
-    def __init__(self, source: OnlineSource):
+    def __init__(self, source: OpeningSource):
         self.source = source
         self.name = source.name
         self.misses = 0

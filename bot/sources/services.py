@@ -24,7 +24,7 @@ from typing import Any
 import chess
 
 from bot.config import ChessdbConfig, CloudEvalConfig, Config, ExplorerConfig
-from bot.sources.online import BadAnswer, OnlineSource, RateLimited, on_lichess, token_for
+from bot.sources.online import BadAnswer, OpeningSource, RateLimited, on_lichess, token_for
 from bot.sources.outside import MoveSource, OutsideMove
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 MATE_CP = 100_000  # a mate line's score in centipawns, before the distance is taken off
 
 
-class ExplorerSource(OnlineSource):
+class ExplorerSource(OpeningSource):
     name = "explorer"
     needs_token = True
     on_401 = ("Lichess's opening explorer answers only requests with a Lichess token since 2026: run the bot "
@@ -82,7 +82,7 @@ class ExplorerSource(OnlineSource):
         return OutsideMove(uci, self.name, detail=f"{self.cfg.database} {games} games, {100 * score:.0f} %")
 
 
-class CloudEvalSource(OnlineSource):
+class CloudEvalSource(OpeningSource):
     name = "cloud-eval"
     on_401 = "Lichess's cloud evaluation asks for no token; set cloud_eval.url to Lichess's, or turn it off"
 
@@ -123,7 +123,7 @@ class CloudEvalSource(OnlineSource):
                            detail=f"cp {_cp_text(cp)} depth {depth} ({len(good)} of {len(lines)} lines)")
 
 
-class ChessdbSource(OnlineSource):
+class ChessdbSource(OpeningSource):
     name = "chessdb"
     on_401 = "chessdb asks for no token; check chessdb.url, or turn it off"
 

@@ -16,181 +16,70 @@ writes them; docs/LICHESS.md):
 The move is chosen by `engine.syzygy.choose` (best category, then win fast / lose slowly, DTM when
 every candidate has one, else DTZ), the score by `engine.syzygy.verdict_score`.
 
-When it asks: standard chess, at most `max_pieces` pieces, no castling rights, and time to spare: the
-wait is at most `timeout_ms` and at most `max_time_share` of our clock; under `MIN_WAIT_MS` it does
-not ask. The wait is a hard limit: the request runs on a worker thread (each with its own requests
-Session, kept alive between moves), and a game never waits for it beyond the limit, whatever the
-network does (requests' own timeout bounds each socket read, not the whole answer). Any fault (an
-error status, a cut, a slow or unreadable answer, a move the board does not have) gives None at once
-and the engine plays. After an HTTP 429 nothing is asked for `pause_s` (60 s), or longer when
-Retry-After or the body's ``ratelimit.seconds`` says so. Safe to share between games (threads).
+When it asks: standard chess, at most `max_pieces` pieces, no castling rights (a position it does
+not cover is not asked, nor counted); for the rest it is an `bot.sources.online.OnlineSource`, as the
+opening services are: the hard wait (at most `timeout_ms` and at most `max_time_share` of our clock),
+any fault giving None at once while the engine plays, the pause after a 429 (`pause_s`, or longer
+when Retry-After or the body's ``ratelimit.seconds`` says so), the switch-off after a 401. Safe to
+share between games (threads).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import math
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import chess
-import requests
 
-from bot.config import TABLEBASE_URL, Config
-from bot.lichess import ratelimit, retry_after
+from bot.config import TABLEBASE_URL, Config, TablebaseConfig
+from bot.sources.online import BadAnswer, OnlineSource
 from bot.sources.outside import MoveSource, OutsideMove
 from engine.syzygy import (
     CATEGORIES,
     MoveInfo,
     SyzygyTables,
     TablesError,
-    choose,
     covered,
     distance,
     verdict_score,
     verdict_scored,
 )
+from engine.syzygy import choose as best_move
 
 log = logging.getLogger(__name__)
 
 DEFAULT_URL = TABLEBASE_URL
-MIN_WAIT_MS = 50  # below this a request cannot come back in time, even from nearby (config's lower bound)
-PAUSE_AFTER_429_S = 60.0  # Lichess's API guidance for any 429
-WORKERS = 4  # requests in flight at once; a stuck one ends at requests' own timeout
 
 
-class BadAnswer(ValueError):
-    """An answer the client cannot use."""
-
-
-class RateLimited(Exception):
-    """HTTP 429, with the pause it asks for."""
-
-    def __init__(self, seconds: float):
-        super().__init__(f"HTTP 429, pausing {seconds:.0f} s")
-        self.seconds = seconds
-
-
-@dataclass
-class Stats:
-    """What the source did, for the log and the measurements."""
-
-    asked: int = 0          # requests sent
-    moves: int = 0          # moves given
-    fallbacks: int = 0      # requests that gave no move (a fault, a timeout, an unknown verdict)
-    skipped: int = 0        # positions not asked: no time, or paused after a 429
-    worst_wait_ms: float = 0.0  # the longest a game waited for the service
-
-
-class TablebaseSource:
+class TablebaseSource(OnlineSource):
     """The online tablebase as a `bot.sources.outside.MoveSource` (module docstring)."""
 
     name = "tablebase"
+    on_401 = "check tablebase.url, or set tablebase.enabled: false"
+    workers = 4
 
-    def __init__(self, url: str = DEFAULT_URL, *, max_pieces: int = 7, timeout_ms: int = 1000,
-                 max_time_share: float = 0.05, draw_by_verdict: bool = True, resign_by_verdict: bool = False,
-                 pause_s: float = PAUSE_AFTER_429_S):
-        self.url = url.rstrip("/")
-        self.max_pieces, self.timeout_ms, self.max_time_share = max_pieces, timeout_ms, max_time_share
-        self.draw_by_verdict, self.resign_by_verdict = draw_by_verdict, resign_by_verdict
-        self.pause_s = pause_s
-        self.stats = Stats()
-        self._lock = threading.Lock()  # guards the pause and the stats
-        self._paused_until = 0.0
-        self._local = threading.local()  # one Session per worker thread
-        self._pool = concurrent.futures.ThreadPoolExecutor(WORKERS, thread_name_prefix="tablebase")
+    def __init__(self, cfg: TablebaseConfig, *, pause_s: float = 60.0):
+        super().__init__(cfg, pause_s=pause_s)
+        self.cfg: TablebaseConfig = cfg
 
-    def close(self) -> None:
-        """Stop the workers (a request in flight ends at its own timeout)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+    def answer(self, board: chess.Board, time_left_ms: int | None) -> tuple[OutsideMove | None, bool]:
+        if not covered(board, self.cfg.max_pieces):
+            return None, False
+        return super().answer(board, time_left_ms)
 
-    # ------------------------------------------------------------ MoveSource
+    def request(self, board: chess.Board) -> tuple[str, dict[str, str]]:
+        return "/standard", {"fen": board.fen()}
 
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
-        if not covered(board, self.max_pieces):
+    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+        best = best_move(parse_moves(data))
+        if best is None:
             return None
-        wait_ms = self.wait_ms(time_left_ms)
-        if wait_ms is None:
-            self._count(skipped=1)
-            return None
-        started = time.monotonic()
-        future = self._pool.submit(self._ask, board.fen(), wait_ms / 1000)
-        try:
-            moves = future.result(timeout=wait_ms / 1000)
-        except concurrent.futures.TimeoutError:
-            future.cancel()  # if it is still queued behind stuck requests, it is not sent late
-            return self._failed(started, f"no answer within {wait_ms:.0f} ms")
-        except RateLimited as e:
-            with self._lock:
-                self._paused_until = max(self._paused_until, time.monotonic() + e.seconds)
-            return self._failed(started, str(e))
-        except (requests.RequestException, BadAnswer, RuntimeError) as e:
-            # RuntimeError: the pool is shut down (the bot is stopping)
-            return self._failed(started, f"{type(e).__name__}: {str(e)[:80]}")
-        best = choose(moves)
-        if best is None or not _legal(board, best.uci):
-            return self._failed(started, "no usable move in the answer", warn=False)
-        self._count(moves=1, waited_ms=(time.monotonic() - started) * 1000)
-        return outside_move(best, self.name, draw_by_verdict=self.draw_by_verdict,
-                            resign_by_verdict=self.resign_by_verdict)
-
-    def wait_ms(self, time_left_ms: int | None) -> float | None:
-        """How long this move may wait for the service; None: do not ask (no time, or paused)."""
-        with self._lock:
-            if time.monotonic() < self._paused_until:
-                return None
-        wait = float(self.timeout_ms)
-        if time_left_ms is not None:
-            wait = min(wait, self.max_time_share * max(time_left_ms, 0))
-        return wait if wait >= MIN_WAIT_MS else None
-
-    @property
-    def paused_for_s(self) -> float:
-        with self._lock:
-            return max(0.0, self._paused_until - time.monotonic())
-
-    # ------------------------------------------------------------ the request (worker thread)
-
-    def _ask(self, fen: str, timeout_s: float) -> list[MoveInfo]:
-        session = getattr(self._local, "session", None)
-        if session is None:
-            session = self._local.session = requests.Session()
-            session.headers["User-Agent"] = "umax-bot (tablebase)"
-        self._count(asked=1)
-        # requests' timeout bounds the connect and each read; the caller's wait bounds the whole.
-        response = session.get(f"{self.url}/standard", params={"fen": fen}, timeout=(timeout_s, timeout_s))
-        if response.status_code == 429:
-            raise RateLimited(max(self.pause_s, retry_after(response), _ratelimit_seconds(response)))
-        if response.status_code != 200:
-            raise BadAnswer(f"HTTP {response.status_code}")
-        try:
-            data = response.json()
-        except ValueError:
-            raise BadAnswer("not JSON") from None
-        return parse_moves(data)
-
-    # ------------------------------------------------------------ bookkeeping
-
-    def _failed(self, started: float, why: str, warn: bool = True) -> None:
-        waited = (time.monotonic() - started) * 1000
-        self._count(fallbacks=1, waited_ms=waited)
-        log.log(logging.WARNING if warn else logging.DEBUG,
-                "tablebase: no move (%s) after %.0f ms; the engine plays", why, waited)
-        return None
-
-    def _count(self, asked: int = 0, moves: int = 0, fallbacks: int = 0, skipped: int = 0,
-               waited_ms: float = 0.0) -> None:
-        with self._lock:
-            s = self.stats
-            s.asked += asked
-            s.moves += moves
-            s.fallbacks += fallbacks
-            s.skipped += skipped
-            s.worst_wait_ms = max(s.worst_wait_ms, waited_ms)
+        return outside_move(best, self.name, draw_by_verdict=self.cfg.draw_by_verdict,
+                            resign_by_verdict=self.cfg.resign_by_verdict)
 
 
 def parse_moves(data: Any) -> list[MoveInfo]:
@@ -222,30 +111,6 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def _ratelimit_seconds(response: requests.Response) -> float:
-    """Lichess's `{"ratelimit": {"seconds": N}}` in a 429's body (bot.lichess.ratelimit); 0 when absent."""
-    try:
-        body = response.json()
-    except ValueError:
-        return 0.0
-    return ratelimit(body)[1]
-
-
-def _legal(board: chess.Board, uci: str) -> bool:
-    try:
-        return board.parse_uci(uci) in board.legal_moves
-    except ValueError:
-        return False
-
-
-# ---------------------------------------------------------------- the sources of a bot
-
-
-# ---------------------------------------------------------------- local Syzygy files
-
-LOCAL_MIN_CLOCK_MS = 1000  # below this the engine's instant move beats a probe of every legal move
-
-
 def outside_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
                  resign_by_verdict: bool) -> OutsideMove:
     """The chosen move as a game takes it, its verdict as the score."""
@@ -257,6 +122,10 @@ def outside_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
     return OutsideMove(best.uci, source, score=verdict_score(ours, plies),
                        scored=verdict_scored(ours, draw_by_verdict, resign_by_verdict), detail=detail)
 
+
+# ---------------------------------------------------------------- local Syzygy files
+
+LOCAL_MIN_CLOCK_MS = 1000  # below this the engine's instant move beats a probe of every legal move
 
 
 class SyzygySource:
@@ -284,7 +153,8 @@ class SyzygySource:
             return None
         started = time.monotonic()
         answer = self.tables.answer(board)
-        best = choose(answer.moves) if answer.category != "unknown" else None  # unknown: a table is missing
+        # "unknown": a table is missing
+        best = best_move(answer.moves) if answer.category != "unknown" else None
         took_ms = (time.monotonic() - started) * 1000
         with self._lock:
             self.moves += best is not None
@@ -311,10 +181,7 @@ def build_sources(cfg: Config) -> tuple[MoveSource, ...]:
         sources.append(SyzygySource(tables, max_pieces=t.max_pieces, draw_by_verdict=t.draw_by_verdict,
                                     resign_by_verdict=t.resign_by_verdict))
     if online_wanted(cfg):
-        sources.append(TablebaseSource(t.url, max_pieces=t.max_pieces, timeout_ms=t.timeout_ms,
-                                       max_time_share=t.max_time_share, draw_by_verdict=t.draw_by_verdict,
-                                       resign_by_verdict=t.resign_by_verdict,
-                                       pause_s=cfg.network.rate_limit_pause_s))
+        sources.append(TablebaseSource(t, pause_s=cfg.network.rate_limit_pause_s))
     return tuple(sources)
 
 
@@ -333,5 +200,5 @@ def online_wanted(cfg: Config) -> bool:
     return True
 
 
-__all__ = ["DEFAULT_URL", "BadAnswer", "Stats", "TablebaseSource", "TablesError", "build_sources",
+__all__ = ["DEFAULT_URL", "TablebaseSource", "TablesError", "build_sources",
            "online_wanted", "parse_moves"]

@@ -301,18 +301,18 @@ def test_the_engine_filter_drops_a_blunder_and_keeps_the_reply() -> None:
 
 
 def test_book_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from engine.__main__ import main
+    main = book_build.main
 
-    assert main(["book", "stats"]) == 0
+    assert main(["stats"]) == 0
     out = capsys.readouterr().out
     assert str(DEFAULT_BOOK) in out and "distinct lines" in out and "max depth" in out
-    assert main(["book", "stats", str(tmp_path / "none.bin")]) == 2
+    assert main(["stats", str(tmp_path / "none.bin")]) == 2
     assert "missing" in capsys.readouterr().err
     data_dir = tmp_path / "lines"
     data_dir.mkdir()
     (data_dir / "x.tsv").write_text("eco\tname\tpgn\n" + "".join(f"{e}\t{n}\t{p}\n" for e, n, p in ROWS))
     out_path = tmp_path / "out" / "b.bin"
-    assert main(["book", "build", "--data", str(data_dir), "--out", str(out_path), "--nodes", "0"]) == 0
+    assert main(["build", "--data", str(data_dir), "--out", str(out_path), "--nodes", "0"]) == 0
     assert out_path.read_bytes() == book_build.build_bytes(ROWS, node_budget=None)[0]
     assert "7 entries" in capsys.readouterr().out
 

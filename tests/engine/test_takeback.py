@@ -168,3 +168,19 @@ def test_history_follows_a_ponder_hit():
     assert len(eng._history) == len(eng.moves) == 5
     eng.take_back(2)
     assert eng.moves == played(3).moves and eng.board_matches()
+
+
+def test_following_a_game_extends_takes_back_or_says_the_games_differ():
+    # engine/follow.py: the one rule the bot's position and the UCI front-end follow a game by.
+    from engine.follow import first_difference, follow, follow_plan
+
+    assert follow_plan(["e2e4", "e7e5"], ["e2e4", "e7e5", "g1f3"]) == (0, ["g1f3"])
+    assert follow_plan(["e2e4", "e7e5"], ["e2e4", "e7e5"]) == (0, [])
+    assert follow_plan(["e2e4", "e7e5", "g1f3"], ["e2e4"]) == (2, [])
+    assert follow_plan(["e2e4", "e7e5"], ["e2e4", "c7c5"]) is None
+    assert follow_plan(["e2e4", "e7e5"], ["d2d4", "e7e5", "g1f3"]) is None
+    assert first_difference(["e2e4", "e7e5"], ["e2e4", "c7c5", "g1f3"]) == 1
+    eng = Engine(hash_bits=16)
+    assert follow(eng, ["e2e4", "e7e5", "g1f3"]) == (0, 3) and eng.moves == ["e2e4", "e7e5", "g1f3"]
+    assert follow(eng, ["e2e4"]) == (2, 0) and eng.moves == ["e2e4"]
+    assert follow(eng, ["d2d4"]) is None and eng.moves == ["e2e4"]  # nothing done: the caller restarts

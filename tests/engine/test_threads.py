@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from engine import Engine, Limits
-from engine.smp import SCHEMES
 
 MIDDLEGAMES = [
     "r1bqkb1r/ppp2ppp/2n2n2/3pp3/3P1B2/2N1PN2/PPP2PPP/R2QKB1R w KQkq - 0 5",
@@ -40,10 +39,9 @@ def locks(eng: Engine) -> dict[int, tuple[int, int, int]]:
 
 
 @pytest.mark.parametrize("threads", [2, 4])
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_every_kind_of_position_gets_a_legal_move(threads: int, scheme: str) -> None:
+def test_every_kind_of_position_gets_a_legal_move(threads: int) -> None:
     eng = Engine(hash_bits=18)
-    eng.set_threads(threads, scheme)
+    eng.set_threads(threads)
     helper_nodes = 0
     for fen in MIDDLEGAMES + ENDGAMES + MATES:
         eng.new_game(fen)
@@ -64,10 +62,9 @@ def test_mates_are_found_with_helpers() -> None:
         assert res.move == mate and res.score > 7000
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_a_game_played_with_helpers_keeps_every_position_locked(scheme: str) -> None:
+def test_a_game_played_with_helpers_keeps_every_position_locked() -> None:
     eng = Engine(hash_bits=20)
-    eng.set_threads(2, scheme)
+    eng.set_threads(2)
     eng.new_game()
     seen = []
     for ply in range(20):
@@ -87,10 +84,9 @@ def test_a_game_played_with_helpers_keeps_every_position_locked(scheme: str) -> 
 
 
 @pytest.mark.parametrize("threads", [2, 4])
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_a_position_drawn_by_the_games_history_stays_a_draw(threads: int, scheme: str) -> None:
+def test_a_position_drawn_by_the_games_history_stays_a_draw(threads: int) -> None:
     eng = Engine(hash_bits=20)
-    eng.set_threads(threads, scheme)
+    eng.set_threads(threads)
     eng.new_game(REPEAT_FEN)
     assert eng.think(max_depth=6).move == "h1g1"
     eng.play("e8d8")
@@ -106,10 +102,9 @@ def test_a_position_drawn_by_the_games_history_stays_a_draw(threads: int, scheme
 
 
 @pytest.mark.parametrize("threads", [2, 4])
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_stop_and_the_deadline_end_every_thread(threads: int, scheme: str) -> None:
+def test_stop_and_the_deadline_end_every_thread(threads: int) -> None:
     eng = Engine(hash_bits=20)
-    eng.set_threads(threads, scheme)
+    eng.set_threads(threads)
     eng.new_game(MIDDLEGAMES[1])
     start = time.monotonic()
     res = eng.think(movetime_ms=150)
@@ -129,20 +124,18 @@ def test_stop_and_the_deadline_end_every_thread(threads: int, scheme: str) -> No
     assert done[0].move is not None and not helpers_alive()
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_the_soft_limit_stops_the_helpers_with_the_search(scheme: str) -> None:
+def test_the_soft_limit_stops_the_helpers_with_the_search() -> None:
     eng = Engine(hash_bits=20)
-    eng.set_threads(2, scheme)
+    eng.set_threads(2)
     eng.new_game(MIDDLEGAMES[0])
     res = eng.think(limits=Limits(soft_ms=100, hard_ms=1000))
     assert res.move is not None and res.time_ms < 1000
     assert not helpers_alive()
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_pondering_uses_the_threads_and_a_miss_stops_them_before_the_game_is_restored(scheme: str) -> None:
+def test_pondering_uses_the_threads_and_a_miss_stops_them_before_the_game_is_restored() -> None:
     eng = Engine(hash_bits=18)
-    eng.set_threads(2, scheme)
+    eng.set_threads(2)
     for move in "e2e4 e7e5 g1f3".split():
         eng.play(move)
     eng.think(node_budget=20000)
@@ -168,8 +161,6 @@ def test_threads_are_checked_and_one_thread_has_no_helpers() -> None:
     for bad in (0, -1, 65, 2.0, "2", True):
         with pytest.raises(ValueError, match="threads must be a whole number from 1 to 64"):
             eng.threads = bad
-    with pytest.raises(ValueError, match="scheme must be one of"):
-        eng.set_threads(2, "abdada")
     eng.threads = 3
     assert eng.threads == 3
     eng.threads = 1

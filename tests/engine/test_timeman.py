@@ -189,10 +189,6 @@ def test_uci_clock_path_uses_the_same_function(monkeypatch: pytest.MonkeyPatch) 
     assert 49_990 < clock.time_left_ms <= 50_000
     assert tparams == TimeParams(overhead_ms=uci.OVERHEAD_DEFAULT_MS)
     assert limits == real(clock, tparams)
-    ue.handle("setoption name Time Rule value legacy")
-    old = ue._limits(params, board, received=uci.time.monotonic())
-    expected = timeman.legacy_limits(50_000, 500, 7, uci.OVERHEAD_DEFAULT_MS)
-    assert old.adaptive is False and old.hard_ms == pytest.approx(expected.hard_ms, abs=5)
 
 
 def test_horizon_and_soft_factor_shape_the_sudden_death_target() -> None:

@@ -16,10 +16,9 @@ import chess.engine
 import pytest
 
 from engine import Engine, EngineDesync, SearchResult
-from engine.timeman import legacy_limits
+from engine.hashsize import bits_for_mb
 from engine.uci import (
     UciEngine,
-    hash_bits_for_mb,
     parse_go,
     parse_position,
     uci_score,
@@ -64,25 +63,13 @@ def test_score_mapping() -> None:
 
 
 def test_hash_option_to_table_bits() -> None:
-    assert hash_bits_for_mb(1) == 16      # 2**16 * 12 B = 768 KiB <= 1 MiB < 2**17 * 12 B
-    assert hash_bits_for_mb(16) == 20
-    assert hash_bits_for_mb(64) == 22
-    assert hash_bits_for_mb(192) == 24    # exactly 2**24 entries
+    assert bits_for_mb(1) == 16      # 2**16 * 12 B = 768 KiB <= 1 MiB < 2**17 * 12 B
+    assert bits_for_mb(16) == 20
+    assert bits_for_mb(64) == 22
+    assert bits_for_mb(192) == 24    # exactly 2**24 entries
     for mb in (1, 3, 100, 1000, 4096):
-        bits = hash_bits_for_mb(mb)
+        bits = bits_for_mb(mb)
         assert (1 << bits) * 12 <= mb * 2**20 < (1 << (bits + 1)) * 12
-
-
-def test_legacy_time_rule() -> None:
-    """The bare port's rule, kept for the Time Rule legacy comparison, is unchanged."""
-    old = legacy_limits(10_000, 100, None, 30)
-    assert 0 < old.soft_ms <= old.hard_ms < 0.4 * 10_000
-    assert old.soft_ms == pytest.approx(0.6 * (10_000 / 30 + 80))
-    assert not old.adaptive
-    old = legacy_limits(1_000, 0, 1, 30)        # last move before the time control
-    assert old.hard_ms == pytest.approx(0.8 * 1_000 - 30)
-    old = legacy_limits(-50, 0, None, 30)       # overstepped clock: still a (tiny) search
-    assert old.soft_ms >= 1 and old.hard_ms >= 1
 
 
 def test_parse_go_and_position() -> None:
@@ -165,7 +152,7 @@ def test_keep_hash_node_counts_match_the_engine_api(uci: chess.engine.SimpleEngi
     assert kept.info["string"] == "keep-hash: table kept, applied 1 new move(s)"
     assert fresh.info["string"].startswith("keep-hash: new game, table cleared (ucinewgame)")
 
-    api = Engine(hash_bits=hash_bits_for_mb(64))
+    api = Engine(hash_bits=bits_for_mb(64))
     api.play("e2e4")
     assert api.think(max_depth=7).move == first.move.uci()
     api.play("g1f3")
@@ -341,14 +328,12 @@ def test_a_failing_search_still_answers_bestmove() -> None:
     assert lines[-1].startswith("bestmove ") and lines[-1] != "bestmove (none)"
 
 
-# ---------------------------------------------------------------------------- pondering, Time Rule
+# ---------------------------------------------------------------------------- pondering
 PONDER_MATE = "6k1/5ppp/8/8/8/8/8/R5K1 b - - 0 1"   # after ...Kh8 (the ponder move) Ra8 mates
 
 
-def test_ponder_and_time_rule_options(uci: chess.engine.SimpleEngine) -> None:
+def test_ponder_option(uci: chess.engine.SimpleEngine) -> None:
     assert uci.options["Ponder"].type == "check" and uci.options["Ponder"].default is False
-    rule = uci.options["Time Rule"]
-    assert (rule.type, rule.default, list(rule.var)) == ("combo", "new", ["new", "legacy"])
 
 
 def test_bestmove_names_a_legal_ponder_move(raw: RawUci) -> None:
@@ -386,7 +371,7 @@ def test_ponderhit_applies_the_clock_from_the_hit(raw: RawUci) -> None:
     raw.send("ponderhit")
     got = raw.expect("bestmove", timeout=5)
     took = time.monotonic() - start
-    limits = next(g for g in got if g.startswith("info string limits (new)"))
+    limits = next(g for g in got if g.startswith("info string limits: "))
     assert "soft" in limits and "hard" in limits
     # counted from the ponder start the limits would be spent: the answer would come at once
     assert 0.1 < took < 2.0
@@ -418,12 +403,11 @@ def test_stop_during_ponder_answers_at_once_and_keeps_the_table(raw: RawUci) -> 
     assert any("ponderhit ignored" in g for g in raw.expect("readyok"))
 
 
-def test_match_plays_with_ponder_and_both_time_rules(uci: chess.engine.SimpleEngine) -> None:
+def test_match_plays_with_and_without_ponder(uci: chess.engine.SimpleEngine) -> None:
     board, game = chess.Board(), object()
     for ply in range(8):
         limit = chess.engine.Limit(white_clock=3.0, black_clock=3.0, white_inc=0.05, black_inc=0.05)
-        result = uci.play(board, limit, game=game, ponder=ply % 4 < 2,
-                          options={"Time Rule": "legacy" if ply % 2 else "new"})
+        result = uci.play(board, limit, game=game, ponder=ply % 4 < 2)
         assert board.is_legal(result.move)
         board.push(result.move)
 
@@ -451,7 +435,6 @@ def test_threads_option_searches_with_helpers_and_stops_them() -> None:
         threads = eng.options["Threads"]
         assert (threads.type, threads.default, threads.min) == ("spin", 1, 1)
         assert threads.max >= (os.cpu_count() or 1)
-        assert eng.options["Thread Scheme"].var and eng.options["Thread Scheme"].type == "combo"
         eng.configure({"Threads": 2})
         board = chess.Board()
         for _ in range(6):
@@ -470,7 +453,8 @@ def test_threads_option_searches_with_helpers_and_stops_them() -> None:
 
 def test_a_bad_threads_value_is_one_line_and_changes_nothing(raw: RawUci) -> None:
     for line, said in (("setoption name Threads value many", "Threads value 'many' is not an integer"),
-                       ("setoption name Thread Scheme value abdada", "Thread Scheme 'abdada' unknown")):
+                       ("setoption name Thread Scheme value split", "unknown option 'Thread Scheme' ignored"),
+                       ("setoption name Time Rule value legacy", "unknown option 'Time Rule' ignored")):
         raw.send(line)
         raw.send("isready")
         got = raw.expect("readyok")

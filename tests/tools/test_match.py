@@ -138,7 +138,7 @@ def test_engine_spec_parsing() -> None:
     assert spec.protocol == "xboard" and spec.command == ["/usr/games/fairymax", "-x", "a b"]
     with pytest.raises(ValueError):
         EngineSpec.parse("uci:", [], None)
-    assert EngineSpec.parse("python -m engine uci", ["Time Rule=legacy"], None, ponder=True).ponder
+    assert EngineSpec.parse("python -m engine uci", ["Time Horizon=20"], None, ponder=True).ponder
     with pytest.raises(ValueError, match="UCI engines only"):
         EngineSpec.parse("xboard:/usr/games/fairymax", [], None, ponder=True)
 
@@ -208,7 +208,7 @@ def test_two_game_self_match_through_the_command_line(tmp_path: Path) -> None:
     Engine(hash_bits=10)   # compile or load the search into numba's cache before the engines start
     pgn = tmp_path / "self.pgn"
     proc = subprocess.run(
-        [sys.executable, "-m", "engine", "match", "--engine1", "python -m engine uci", "--engine1-name", "A",
+        [sys.executable, "-m", "tools.match", "--engine1", "python -m engine uci", "--engine1-name", "A",
          "--engine2", "python -m engine uci", "--engine2-name", "B", "--engine2-option", "Hash=4",
          "--nodes", "1500", "--games", "2", "--concurrency", "2", "--max-plies", "60", "--pgn", str(pgn)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -7,6 +7,7 @@ the distance shortened, the longest defence) is computed here, not taken from th
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -14,7 +15,7 @@ import chess
 import chess.syzygy
 import pytest
 
-from bot.config import config_from_dict
+from bot.config import TablebaseConfig, config_from_dict
 from bot.sandbox import Delay, Drop, Respond, Sandbox
 from bot.sources.tablebase import SyzygySource, TablebaseSource, build_sources, online_wanted, parse_moves
 from engine.syzygy import (
@@ -229,14 +230,14 @@ def client(sb):
     made: list[TablebaseSource] = []
 
     def make(**kw) -> TablebaseSource:
-        made.append(TablebaseSource(sb.url, **kw))
+        made.append(TablebaseSource(TablebaseConfig(url=sb.url, **kw)))
         return made[-1]
 
     yield make
     for c in made:
         c.close()
     # No client of these tests waited beyond its limit (1 s at most, unless a test gave it more room).
-    assert all(c.stats.worst_wait_ms <= c.timeout_ms + SLACK_MS for c in made), [c.stats for c in made]
+    assert all(c.stats.worst_wait_ms <= c.cfg.timeout_ms + SLACK_MS for c in made), [c.stats for c in made]
 
 
 def asked(sb: Sandbox) -> int:
@@ -328,7 +329,7 @@ def test_a_fault_gives_no_move_within_the_timeout(sb, client, fault):
     assert source.move(chess.Board(KQK), 60_000) is None
     assert (time.monotonic() - started) * 1000 < 300 + SLACK_MS
     assert source.paused_for_s == 0  # only a 429 pauses
-    source.timeout_ms = 5000  # room for a loaded machine: the answer, not the limit, is checked now
+    source.cfg.timeout_ms = 5000  # room for a loaded machine: the answer, not the limit, is checked now
     assert source.move(chess.Board(KQK), 60_000).move == "h1c6"  # the fault is gone: asked again
 
 
@@ -341,6 +342,43 @@ def test_a_slow_answer_is_abandoned_at_the_wait_limit(sb, client, timeout_ms, ti
     waited = (time.monotonic() - started) * 1000
     assert wait_ms - 20 <= waited <= wait_ms + SLACK_MS
     assert source.stats.worst_wait_ms <= wait_ms + SLACK_MS
+
+
+def test_a_slow_answer_is_one_line_naming_the_wait(sb, client, caplog):
+    # The wait's own limit and requests' timeout (a hair later or sooner) both read as a missed wait.
+    caplog.set_level(logging.DEBUG, logger="bot.sources")
+    source = client(timeout_ms=300)
+    sb.faults.add(Delay(2.0), r"^/standard")
+    assert source.move(chess.Board(KQK), 60_000) is None
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("bot.sources")]
+    assert len(lines) == 1 and lines[0].startswith("tablebase: no move (no answer within 300 ms) after ")
+    assert lines[0].endswith("; the engine plays") and caplog.records[-1].levelno == logging.WARNING
+    assert (source.stats.asked, source.stats.faults, source.stats.moves) == (1, 1, 0)
+    assert source.paused_for_s == 0  # a slow answer does not pause: the next move asks again
+    source.cfg.timeout_ms = 5000  # room for a loaded machine
+    assert source.move(chess.Board(KQK), 60_000).move == "h1c6"
+
+
+def test_a_401_is_one_line_then_the_tablebase_is_not_asked_again(sb, client, caplog):
+    caplog.set_level(logging.INFO, logger="bot.sources")
+    source = client()
+    sb.respond_with(r"^/standard", 401, body={"error": "No such token"})
+    before = asked(sb)
+    started = time.monotonic()
+    assert source.move(chess.Board(KQK), 60_000) is None
+    assert (time.monotonic() - started) * 1000 < SLACK_MS
+    for fen in (KQK, KRK, KRKP_LOSS):  # the service would answer now: it is not asked until a restart
+        assert source.move(chess.Board(fen), 60_000) is None
+    assert asked(sb) == before + 1
+    lines = [r for r in caplog.records if r.name.startswith("bot.sources")]
+    assert len(lines) == 1 and lines[0].levelno == logging.ERROR
+    host = sb.url.split("//")[1].split(":")[0]
+    assert lines[0].getMessage() == (f"tablebase: HTTP 401 from {host} (without a token): check "
+                                     "tablebase.url, or set tablebase.enabled: false; not asked again until "
+                                     "the bot restarts")
+    assert (source.stats.asked, source.stats.faults, source.stats.skipped) == (1, 1, 3)
+    assert source.paused_for_s == 0  # off, not paused
+    assert client().move(chess.Board(KQK), 60_000).move == "h1c6"  # another source (a restart) asks again
 
 
 def test_the_wait_limit_holds_when_every_worker_is_stuck(sb, client):
@@ -402,10 +440,10 @@ def test_figures_of_the_client(sb, client, capsys):
     started = time.monotonic()
     assert slow.move(chess.Board(KQK), 60_000) is None
     over_ms = (time.monotonic() - started) * 1000 - 300
-    assert slow.stats.fallbacks == 1 and over_ms < SLACK_MS
+    assert (slow.stats.faults, slow.stats.misses) == (1, 0) and over_ms < SLACK_MS
     worst_ms = max(source.stats.worst_wait_ms, slow.stats.worst_wait_ms)
     assert worst_ms <= 1000 + SLACK_MS  # no wait beyond the longest limit used (1 s)
     with capsys.disabled():
         print(f"\ntablebase client: {len(POSITIONS)} positions through the stand-in, "
-              f"{len(moves)} moves chosen, {source.stats.fallbacks + slow.stats.fallbacks} fallbacks after "
+              f"{len(moves)} moves chosen, {source.stats.faults + slow.stats.faults} fallbacks after "
               f"faults, worst wait {worst_ms:.0f} ms, {over_ms:.0f} ms beyond a limit")
