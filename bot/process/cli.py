@@ -140,9 +140,10 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
     runner = Runner(cfg, memory_plan=mem)
 
     def on_signal(signum: int, _frame: object) -> None:
-        """SIGTERM (a dyno restart): exit within 20 s, the games resume after the next start. The first
-        Ctrl-C: exit once the running games are over; the second: as SIGTERM; any later one (or a
-        second SIGTERM): stop the searches now."""
+        """SIGTERM (a container's stop, a dyno restart): stop the searches, post their moves and exit 0
+        within about a second (at most runner.SHUTDOWN_S), the games resume after the next start. The
+        first Ctrl-C: exit once the running games are over; the second: as SIGTERM; any later one (or
+        a second SIGTERM): stop the searches again (a grace set in game.shutdown_grace_s ends)."""
         name = signal.Signals(signum).name
         if runner.stop.is_set():
             log.warning("%s again: stopping searches now", name)
