@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from bot.process import health
+from bot.process.health import Heartbeat, heartbeat_from_env, verdict
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox
 from bot.sandbox.opponents import Resign
 
@@ -52,10 +54,10 @@ def bot_env() -> dict[str, str]:
     return env
 
 
-def start_bot(config: Path, *args: str, log: Path) -> subprocess.Popen:
+def start_bot(config: Path, *args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
     out = log.open("ab")
     return subprocess.Popen([sys.executable, "-m", "bot", "--config", str(config), *args],
-                            stdout=out, stderr=subprocess.STDOUT, env=bot_env(), cwd=config.parent)
+                            stdout=out, stderr=subprocess.STDOUT, env=env or bot_env(), cwd=config.parent)
 
 
 def run_bot(config: Path, *args: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
@@ -193,6 +195,56 @@ def test_idle_bot_exits_quickly_on_sigterm(tmp_path):
             proc.kill() if proc.poll() is None else None
     assert code == 0
     assert took < 5
+
+
+# ---------------------------------------------------------------- the container's health check
+
+
+def health_check(beat: Path, max_age_s: float) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bot.process.health", "--max-age", str(max_age_s)],
+                          env={**bot_env(), health.ENV: str(beat)}, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_health_check_follows_the_event_streams_keepalives(tmp_path):
+    beat = tmp_path / "health"
+    with Sandbox(keepalive_s=1.0) as sb:
+        proc = start_bot(write_config(tmp_path, sb), log=tmp_path / "bot.log",
+                         env={**bot_env(), health.ENV: str(beat)})
+        try:
+            assert sb.wait_event_stream(timeout=60)
+            time.sleep(5.0)  # no event since the connection: only the keep-alives (1 s) keep it fresh
+            alive = health_check(beat, 3.0)
+            sb.stop()  # Lichess gone: the stream breaks and every reconnection is refused
+            time.sleep(4.5)
+            dead = health_check(beat, 3.0)
+        finally:
+            code, _ = stop(proc)
+    assert alive.returncode == 0 and alive.stdout.startswith("healthy: the event stream delivered"), alive
+    assert dead.returncode == 1 and "the event stream has been silent for" in dead.stdout, dead
+    assert code == 0
+
+
+def test_health_verdict_and_heartbeat(tmp_path):
+    assert verdict(None, 100.0, 60.0) == (False, "no line from the event stream yet (starting, or not "
+                                                 "connected to Lichess)")
+    assert verdict(90.0, 100.0, 60.0) == (True, "the event stream delivered a line 10 s ago")
+    assert verdict(20.0, 100.0, 60.0) == (False, "the event stream has been silent for 80 s (over 60 s)")
+    path = tmp_path / "health"
+    path.touch()  # left by an earlier run
+    now = [0.0]
+    heartbeat = Heartbeat(path, clock=lambda: now[0])
+    assert not path.exists()
+    heartbeat.beat()
+    first = path.stat().st_mtime_ns
+    os.utime(path, ns=(first - 10**9, first - 10**9))
+    now[0] = 0.5
+    heartbeat.beat()  # within a second of the last touch: not written again
+    assert path.stat().st_mtime_ns == first - 10**9
+    now[0] = 1.5
+    heartbeat.beat()
+    assert path.stat().st_mtime_ns >= first
+    assert heartbeat_from_env({}) is None
 
 
 # ---------------------------------------------------------------- start-up errors, exit codes

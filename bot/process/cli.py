@@ -32,7 +32,7 @@ from bot.config import (
     load_settings,
 )
 from bot.lichess import ClientError, Lichess, LichessError
-from bot.process import memory
+from bot.process import health, memory
 from bot.process.log import add_secret, redact, setup_logging
 from bot.process.numba_cache import ensure_cache_dir
 
@@ -156,6 +156,9 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    heartbeat = health.heartbeat_from_env()  # a container's health check: bot/process/health.py
+    if heartbeat is not None:
+        runner.on_event_line = heartbeat.beat
     if Console.wanted():  # a person at a terminal; a dyno or a pipe gets no console
         runner.on_ready = Console(runner).start
     try:

@@ -160,6 +160,7 @@ class Runner:
         self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
         self._matchmaking_off = threading.Event()
         self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
+        self.on_event_line: Callable[[], None] | None = None  # every event-stream line (the health check)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -396,7 +397,7 @@ class Runner:
 
     def _event_loop(self) -> None:
         try:
-            for event in self.li.stream_events(self.stop):
+            for event in self.li.stream_events(self.stop, on_line=self.on_event_line):
                 try:
                     self.dispatch(event)
                 except Exception:  # noqa: BLE001 - one odd event must not end the stream
