@@ -74,7 +74,7 @@ else
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
         bookworm "$WORK/rootfs.tar" "$sources" </dev/null >"$WORK/mmdebstrap.log" 2>&1 \
         || { tail -20 "$WORK/mmdebstrap.log"; fail "mmdebstrap"; exit 1; }
-    $ENGINE import "$WORK/rootfs.tar" "localhost/$BASE" >/dev/null
+    $ENGINE import "$WORK/rootfs.tar" "localhost/$BASE" >/dev/null 2>&1
     rm -f "$WORK/rootfs.tar"
     BASE=localhost/$BASE
     say "base image: $BASE made in $(since "$started") s"
