@@ -171,8 +171,9 @@ class GameConfig:
                                    "said in the spectator chat at the start ('' = nothing)")
     spectator_goodbye: str = _opt("Thanks for watching!",
                                   "said in the spectator chat at the end ('' = nothing)")
-    shutdown_grace_s: float = _opt(12.0, "on SIGTERM (or a second Ctrl-C), how long a running search may "
-                                   "go on, s", lo=0.0, hi=18.0)
+    shutdown_grace_s: float = _opt(0.0, "on SIGTERM (or a second Ctrl-C), how long a running search may "
+                                   "go on before it is stopped and its move posted, s (0 = at once)",
+                                   lo=0.0, hi=5.0)
     correspondence_checkin_s: float = _opt(300.0, "how often to look for correspondence games where it is "
                                            "our turn, s", lo=1.0, hi=86400.0)
     quit_after_games: int = _opt(0, "after this many games have started, take no more and exit when they "

@@ -30,7 +30,7 @@ from typing import Any, TypeVar, cast
 import berserk
 import requests
 import urllib3
-from berserk.formats import JSON, TEXT
+from berserk.formats import JSON, TEXT, JsonHandler
 from berserk.session import Requestor
 from requests.adapters import HTTPAdapter
 
@@ -289,6 +289,21 @@ class TimeoutSession(berserk.TokenSession):
         return super().request(method, url, *args, **kwargs)
 
 
+class LinesJson(JsonHandler):
+    """berserk's ndjson reader that also calls `on_line` for every line, Lichess's empty keep-alive lines
+    included: berserk skips those, and they are the only sign of life of a quiet stream."""
+
+    def __init__(self, on_line: Callable[[], None]):
+        super().__init__(mime_type="application/json")
+        self.on_line = on_line
+
+    def parse_stream(self, response: requests.Response) -> Iterator[dict[str, Any]]:
+        for line in response.iter_lines():
+            self.on_line()
+            if line:
+                yield json.loads(line.decode("utf-8"))
+
+
 class Lichess:
     """The bot's view of Lichess. Thread-safe: games in their threads share one instance."""
 
@@ -519,16 +534,20 @@ class Lichess:
         window.record()
         return True
 
-    def stream_events(self, stop: threading.Event) -> Iterator[Event]:
-        """The account's event stream, reconnected after every failure until `stop` is set.
+    def stream_events(self, stop: threading.Event,
+                      on_line: Callable[[], None] | None = None) -> Iterator[Event]:
+        """The account's event stream, reconnected after every failure until `stop` is set. `on_line` is
+        called for every line received, keep-alives included (the health check's heartbeat).
 
         Opening it closes any other event stream of the same token (lila EventStream), so two
         processes on one token close each other's: the backoff is reset only by a connection that
         lived `STABLE_STREAM_S`, and connections are spaced to stay within Lichess's limit.
         """
         window = ConnectWindow(self.net.event_stream_connects, EVENT_STREAM_WINDOW_S)
-        return cast(Iterator[Event], self._stream("events", self.client.bots.stream_incoming_events, stop,
-                                                  window=window, stable_s=STABLE_STREAM_S))
+        fmt = LinesJson(on_line) if on_line is not None else JSON
+        return cast(Iterator[Event], self._stream(
+            "events", lambda: self._raw.get("/api/stream/event", stream=True, fmt=fmt), stop,
+            window=window, stable_s=STABLE_STREAM_S))
 
     def stream_game(self, game_id: str, stop: threading.Event) -> Iterator[GameLine]:
         """One game's stream; reconnects after failures and after the server closes it, until `stop`.

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,6 +21,46 @@ def test_procfile_has_one_worker_that_starts_the_bot() -> None:
     kind, command = lines[0].split(":", 1)
     assert kind == "worker"                       # no web process: a bot binds no port
     assert command.split()[:3] == ["python", "-m", "bot"]
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of the Dockerfile, continuation lines joined, comments dropped."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in lines]
+
+
+def test_the_image_runs_the_bot_as_a_user_in_exec_form_and_stops_on_sigterm() -> None:
+    steps = dockerfile_instructions()
+    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM"):]  # the last stage
+    ops = dict(final)
+    assert ops["USER"] not in ("root", "0")
+    assert ops["STOPSIGNAL"] == "SIGTERM"
+    assert json.loads(ops["ENTRYPOINT"]) == ["umax-bot"]          # exec form: the bot is PID 1, gets SIGTERM
+    assert json.loads(ops["CMD"]) == ["play"]
+    assert ops["HEALTHCHECK"].endswith('CMD ["python", "-m", "bot.process.health"]')
+    assert "BOT_HEALTH_FILE=" in ops["ENV"] and "NUMBA_CACHE_DIR=" in ops["ENV"]
+    assert not any(op == "VOLUME" for op, _ in steps)  # Railway refuses it
+    copied = " ".join(args for op, args in final if op == "COPY")
+    assert "tests" not in copied and "tools" not in copied and "docs" not in copied
+    assert any(op == "RUN" and "engine compile" in args for op, args in steps)  # the search compiled at build
+
+
+def test_dockerignore_lets_in_only_the_product() -> None:
+    lines = [line for line in (ROOT / ".dockerignore").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert lines[0] == "*"  # everything out, then the product back in
+    assert {line for line in lines if line.startswith("!")} == {"!pyproject.toml", "!README.md", "!engine/",
+                                                                "!bot/"}
+
+
+def test_compose_example_restarts_keeps_data_and_checks_health_as_the_image() -> None:
+    bot = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["bot"]
+    assert bot["restart"] == "unless-stopped"
+    assert any(v.startswith("bot-data:/data") for v in bot["volumes"])
+    assert bot["stop_signal"] == "SIGTERM" and bot["stop_grace_period"] == "10s"
+    assert bot["healthcheck"]["test"] == ["CMD", "python", "-m", "bot.process.health"]
+    assert "LICHESS_BOT_TOKEN" in bot["environment"]
 
 
 def test_console_scripts_point_at_real_functions() -> None:

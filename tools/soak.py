@@ -8,7 +8,7 @@ castling notations); the bot runs as `python -m bot --config <tmp yaml>` pointed
 a dyno. A sparring opponent (the engine with a small node budget, or a random mover) challenges it
 back to back, keeping `--concurrency` games going, until `--games` games have been played. If the
 bot process dies (or stops listening to its event stream for a minute) it is restarted and counted:
-that count must be 0. At the end the bot gets SIGTERM and must exit 0 within 20 s.
+that count must be 0. At the end the bot gets SIGTERM and must exit 0 within 10 s.
 
 The table: games started / finished normally / lost on time / aborted, illegal moves sent (must be
 0), moves rejected by the server, reconnects, 429 pauses honoured (no request of the paused kind

@@ -32,7 +32,7 @@ from bot.config import (
     load_settings,
 )
 from bot.lichess import ClientError, Lichess, LichessError
-from bot.process import memory
+from bot.process import health, memory
 from bot.process.log import add_secret, redact, setup_logging
 from bot.process.numba_cache import ensure_cache_dir
 
@@ -140,9 +140,10 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
     runner = Runner(cfg, memory_plan=mem)
 
     def on_signal(signum: int, _frame: object) -> None:
-        """SIGTERM (a dyno restart): exit within 20 s, the games resume after the next start. The first
-        Ctrl-C: exit once the running games are over; the second: as SIGTERM; any later one (or a
-        second SIGTERM): stop the searches now."""
+        """SIGTERM (a container's stop, a dyno restart): stop the searches, post their moves and exit 0
+        within about a second (at most runner.SHUTDOWN_S), the games resume after the next start. The
+        first Ctrl-C: exit once the running games are over; the second: as SIGTERM; any later one (or
+        a second SIGTERM): stop the searches again (a grace set in game.shutdown_grace_s ends)."""
         name = signal.Signals(signum).name
         if runner.stop.is_set():
             log.warning("%s again: stopping searches now", name)
@@ -155,6 +156,9 @@ def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    heartbeat = health.heartbeat_from_env()  # a container's health check: bot/process/health.py
+    if heartbeat is not None:
+        runner.on_event_line = heartbeat.beat
     if Console.wanted():  # a person at a terminal; a dyno or a pipe gets no console
         runner.on_ready = Console(runner).start
     try:

@@ -32,12 +32,13 @@ The console (bot/process/console.py, only when stdin is a terminal) is started b
 bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `drain`,
 `request_stop`, `arenas`) and the desk's `queued`.
 
-Two ways to stop. `request_stop()` (SIGTERM, a dyno restart): no new challenges, running searches
-finish their move (within `game.shutdown_grace_s`), and the process exits; the games go on on the
-server and are resumed by the next start. `drain()` (the first Ctrl-C, or `game.quit_after_games`
-games started): no new games (challenges are declined 'later', matchmaking stops), and the process
-exits when the running games are over. Correspondence games do not hold a drain up: they resume
-after the next start like any game in progress.
+Two ways to stop. `request_stop()` (SIGTERM: a container's stop, a dyno restart): no new challenges,
+running searches are stopped at once (after `game.shutdown_grace_s`, 0 by default) and their best
+moves so far posted, and the process exits within `SHUTDOWN_S`, inside the 10 s Docker and Podman
+give before SIGKILL; the games go on on the server and are resumed by the next start. `drain()` (the
+first Ctrl-C, or `game.quit_after_games` games started): no new games (challenges are declined
+'later', matchmaking stops), and the process exits when the running games are over. Correspondence
+games do not hold a drain up: they resume after the next start like any game in progress.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ ID = re.compile(r"[A-Za-z0-9]{1,32}")
 # A correspondence visit while every table is lent out gets a table of its own this small (3 MiB):
 # the memory plan has no share for it, and a visit must not wait for a real-time game to end.
 VISIT_SPARE_BITS = 18
+# From a stop request to the end of `run()`: inside the 10 s Docker and Podman give between SIGTERM and
+# SIGKILL (Heroku gives 30 s), with room for the interpreter's own exit.
+SHUTDOWN_S = 8.0
 
 
 def event_id(obj: Any, *keys: str) -> str | None:
@@ -143,14 +147,15 @@ class Runner:
         self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
         self._matchmaking_off = threading.Event()
         self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
+        self.on_event_line: Callable[[], None] | None = None  # every event-stream line (the health check)
 
     # ------------------------------------------------------------ lifecycle
 
     def request_stop(self, why: str = "stop requested") -> None:
-        """Exit soon: running searches finish their move, the games resume after the next start."""
+        """Exit now: running searches stop and post their move, the games resume after the next start."""
         if not self.stop.is_set():
-            log.info("%s: stopping: no new challenges; running searches finish their move, then exit (games "
-                     "in progress resume after the next start)", why)
+            log.info("%s: stopping: no new challenges; running searches stop and post their move, then exit "
+                     "(games in progress resume after the next start)", why)
             self.stop.set()
         self.correspondence.wake()
         self._no_new_games()
@@ -351,24 +356,26 @@ class Runner:
         return again
 
     def _shutdown(self) -> None:
-        if self._leaving is not None:
-            self._leaving.join(5.0)  # the withdrawals go out before anything else ends
-        if self.matchmaker is not None:
-            self.matchmaker.join(5.0)  # it cancels its pending challenge
+        """Stop the searches (after `game.shutdown_grace_s`), let their moves be posted, then return, all
+        within SHUTDOWN_S of the stop whatever the number of games and however slow the network."""
+        deadline = time.monotonic() + SHUTDOWN_S
         with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
             running = [g for g in self.games.values() if g.alive]
         for g in running:
             g.begin_shutdown()
-        deadline = time.monotonic() + self.cfg.game.shutdown_grace_s
-        late = [g for g in running if not g.wait_idle(deadline - time.monotonic())]
-        # Searches still running at the deadline are stopped together: each returns its best move
-        # so far at once, which is then posted. The exit stays within 20 s whatever the number of games.
+        grace_end = time.monotonic() + self.cfg.game.shutdown_grace_s
+        late = [g for g in running if not g.wait_idle(grace_end - time.monotonic())]
+        # Stopped together: each search returns its best move so far at once, which is then posted (a
+        # move on the board is worth more than the clock running while the bot restarts).
         for g in late:
-            log.info("game %s: search still running at the deadline; stopping it", g.id)
+            log.info("game %s: stopping its search; its best move so far is posted", g.id)
             g.stop_search()
-        deadline = time.monotonic() + 3.0
         for g in late:
             g.wait_idle(deadline - time.monotonic())
+        # The arena withdrawals and the matchmaker's cancel began at the stop request, beside the above.
+        for thread in (self._leaving, self.matchmaker):
+            if thread is not None:
+                thread.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
 
@@ -376,7 +383,7 @@ class Runner:
 
     def _event_loop(self) -> None:
         try:
-            for event in self.li.stream_events(self.stop):
+            for event in self.li.stream_events(self.stop, on_line=self.on_event_line):
                 try:
                     self.dispatch(event)
                 except Exception:  # noqa: BLE001 - one odd event must not end the stream

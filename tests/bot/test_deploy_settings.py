@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -102,6 +103,20 @@ def test_a_cache_folder_the_user_chose_is_kept(tmp_path):
     env = {numba_cache.ENV: str(tmp_path / "mine")}
     assert numba_cache.ensure_cache_dir(env, tmp_path / "engine") == str(tmp_path / "mine")
     assert env == {numba_cache.ENV: str(tmp_path / "mine")}
+
+
+def test_a_read_only_cache_folder_is_copied_to_one_of_our_own(tmp_path, monkeypatch):
+    # A container image run with a read-only root: the cache compiled at build time cannot be written,
+    # so numba would not read it. (The tests run as root, who may write anywhere: `can_write` says no.)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    built = tmp_path / "image-cache" / "engine_1a2b"
+    built.mkdir(parents=True)
+    (built / "search.D-110.py311.nbi").write_bytes(b"index")
+    env = {numba_cache.ENV: str(tmp_path / "image-cache")}
+    where = numba_cache.ensure_cache_dir(env, tmp_path / "engine",
+                                         can_write=lambda p: "image-cache" not in str(p))
+    assert where == env[numba_cache.ENV] == str(tmp_path / "tmp" / numba_cache.FALLBACK_NAME)
+    assert (Path(where) / "engine_1a2b" / "search.D-110.py311.nbi").read_bytes() == b"index"
 
 
 def test_the_engine_folder_is_found_without_importing_numba():

@@ -85,7 +85,7 @@ def test_short_soak_under_random_faults_keeps_the_zeros(tmp_path):
     assert report.aborted == 0 and report.resign_abort_requests == 0, table
     assert not report.bot_errors, table
     # SIGTERM at the end: a clean exit.
-    assert report.exit_code == 0 and report.exit_s is not None and report.exit_s < 20, table
+    assert report.exit_code == 0 and report.exit_s is not None and report.exit_s < 10, table
     # Memory: every game's hash table goes with its game. When idle the process is back within half a
     # table of where it started: before the fixes it kept one table per game played (6 here), then
     # up to 5 tables that glibc kept in its heaps (see bot/process/cli.py, fixed_mmap_threshold). The peak
