@@ -159,8 +159,18 @@ class Playing(TypedDict, total=False):
     nbMyTurn: int
 
 
+class ArenaMe(TypedDict, total=False):
+    """An arena's `me`: present when the request's token is a player's (lila JsonView myInfoJson)."""
+
+    rank: int
+    withdraw: bool     # withdrawn (paused) from a started arena
+    gameId: str
+    pauseDelay: int
+
+
 class Arena(TypedDict, total=False):
-    """`GET /api/tournament/{id}` (ArenaTournamentFull): the bot reads whether it is over."""
+    """`GET /api/tournament/{id}` (ArenaTournamentFull): the bot reads whether it is over and, in
+    `me`, whether it is in it."""
 
     id: str
     fullName: str
@@ -168,6 +178,7 @@ class Arena(TypedDict, total=False):
     isFinished: bool
     secondsToStart: int
     secondsToFinish: int
+    me: ArenaMe
 
 
 # ---------------------------------------------------------------- the event stream

@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped
+from bot.wire import Arena
 
 log = logging.getLogger(__name__)
 
@@ -112,23 +114,42 @@ def _try_later(what: str, e: LichessError | Stopped) -> Outcome:
     return Outcome(TRY_LATER, f"{what}: no answer from Lichess ({e}); try again later")
 
 
+def still_in(info: Arena) -> bool | None:
+    """What `GET /api/tournament/{id}` asked with the bot's token says about the bot: False when the arena
+    is over or the bot is not in it or withdrawn (lila JsonView's `me`, shown to a player of the arena:
+    absent once it left, `withdraw` true once paused), True when it plays there, None when the answer
+    does not say (no `me` object of the expected shape: nothing is concluded from it)."""
+    if info.get("isFinished") is True:
+        return False
+    me = info.get("me")
+    if me is None:
+        return False if "isFinished" in info else None
+    if not isinstance(me, dict):
+        return None
+    return me.get("withdraw") is not True
+
+
 class Membership:
-    """The arenas this process joined and has not left: the runner keeps a slot while there is one,
-    and withdraws from all of them when it stops."""
+    """The arenas the bot is in, as this process knows them: the ones it joined (config, console) and
+    the ones its games show (a gameStart's tournamentId: an arena joined by `python -m bot join ID`, or
+    on the website). The runner keeps a slot while there is one, and withdraws from all of them when
+    it stops or drains, and from any arena a game shows afterwards."""
 
     def __init__(self, li: Lichess, on_change: Callable[[int], None] | None = None):
         self.li = li
         self._joined: set[str] = set()
         self._lock = threading.Lock()
         self._on_change = on_change  # told how many arenas the bot is in now
-        self._left_all = False
+        self._leaving = False        # stopping or draining: every arena is left, none joined
+        self._withdrawn: set[str] = set()  # the arenas left since then (each once)
+        self._threads: list[threading.Thread] = []
 
     def joined(self) -> list[str]:
         with self._lock:
             return sorted(self._joined)
 
     def join(self, tid: str, password: str | None = None, team: str | None = None) -> Outcome:
-        if self._left_all:
+        if self._leaving:
             return Outcome(REFUSED, f"join {tid}: the bot is stopping and has left its arenas")
         out = join(self.li, tid, password, team)
         if out.ok:
@@ -142,18 +163,49 @@ class Membership:
         return out
 
     def forget(self, tid: str) -> None:
-        """The arena is over: nothing to withdraw from, no slot to keep."""
+        """The arena is over, or the bot is no longer in it: nothing to withdraw from, no slot to keep."""
         self._set(tid, False)
 
-    def withdraw_all(self) -> None:
-        """Once, at a stop: every arena joined, so that lila pairs the bot no more."""
+    def game_in(self, tid: str) -> None:
+        """A game of arena `tid` starts (or is resumed): the bot is in that arena, whoever joined it. Once
+        the bot is leaving its arenas, it withdraws from this one too, so lila pairs it no more."""
         with self._lock:
-            if self._left_all:
+            known, leaving = tid in self._joined, self._leaving
+            late = leaving and tid not in self._withdrawn
+            if late:
+                self._withdrawn.add(tid)
+        if late:
+            self._withdraw_in_thread(tid)
+        elif not known and not leaving:
+            log.info("arena %s: a game of it started: the bot is in it (joined outside this process, "
+                     "e.g. by 'python -m bot join'); it withdraws from it when it stops", tid)
+            self._set(tid, True)
+
+    def leave_all(self) -> None:
+        """Once, at a stop or a drain: withdraw from every arena the bot is in, each in its own thread
+        (this runs in a signal handler too); `wait()` waits for them."""
+        with self._lock:
+            if self._leaving:
                 return
-            self._left_all = True
-        for tid in self.joined():
+            self._leaving = True
+            tids = sorted(self._joined)
+            self._withdrawn.update(tids)
+        for tid in tids:
+            self._withdraw_in_thread(tid)
+
+    def wait(self, timeout_s: float) -> None:
+        """Wait up to `timeout_s` for the withdrawals `leave_all()` and `game_in()` began."""
+        end = time.monotonic() + timeout_s
+        for thread in list(self._threads):
+            thread.join(max(0.0, end - time.monotonic()))
+
+    def _withdraw_in_thread(self, tid: str) -> None:
+        def run() -> None:
             out = self.withdraw(tid)
             (log.info if out.ok else log.warning)("%s", out.line)
+        thread = threading.Thread(target=run, name=f"arena-withdraw-{tid}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
 
     def _set(self, tid: str, member: bool) -> None:
         with self._lock:

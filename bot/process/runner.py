@@ -24,9 +24,11 @@ Correspondence games hold no slot: they count against `challenge.correspondence_
 are visited once per move (bot/games/correspondence.py).
 
 Lichess arenas (bot/process/arenas.py): the ones of `tournaments.arenas` are joined at start-up, the
-console joins and leaves others. While the bot is in one, a slot is kept for the games lila pairs it
-into (`Slots.keep`); an arena game (a gameStart with a tournamentId) always holds its slot. Any stop
-or drain first withdraws from every arena joined, so lila pairs the bot no more.
+console joins and leaves others, and a game's tournamentId shows one joined elsewhere (`python -m
+bot join`, a separate process, or the website). While the bot is in one, a slot is kept for the games
+lila pairs it into (`Slots.keep`); an arena game (a gameStart with a tournamentId) always holds its
+slot. Any stop or drain first withdraws from every arena the bot is in, so lila pairs the bot no more,
+and from the arena of any game that starts afterwards.
 
 The console (bot/process/console.py, only when stdin is a terminal) is started by `on_ready` once the
 bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `drain`,
@@ -69,7 +71,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
-from bot.process.arenas import PAUSED, Membership
+from bot.process.arenas import PAUSED, Membership, still_in
 from bot.process.cores import usable_cores
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
@@ -142,9 +144,9 @@ class Runner:
         self.desk = Desk(cfg.challenge, self.li, self.slots, self.correspondence, self.bot_quota,
                          backoff_max_s=cfg.network.backoff_max_s, stop=self.stop,
                          no_new_games=self.no_new_games, games_now=self._games_now)
-        # Lichess arenas joined (config, console): a slot is kept for their games while there is one.
+        # Lichess arenas the bot is in (joined from the config or the console, or shown by a game's
+        # tournamentId): a slot is kept for their games while there is one.
         self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
-        self._leaving: threading.Thread | None = None  # withdraws from every arena at a stop
         self._matchmaking_off = threading.Event()
         self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
         self.on_event_line: Callable[[], None] | None = None  # every event-stream line (the health check)
@@ -173,12 +175,9 @@ class Runner:
         self._leave_arenas()
 
     def _leave_arenas(self) -> None:
-        """At a stop or a drain: withdraw from every arena, so that lila pairs the bot no more (in a
-        thread: this runs in a signal handler too)."""
-        if self._leaving is None and self.arenas.joined():
-            self._leaving = threading.Thread(target=self.arenas.withdraw_all, name="arena-withdraw",
-                                             daemon=True)
-            self._leaving.start()
+        """At a stop or a drain: withdraw from every arena the bot is in, so that lila pairs the bot no
+        more (in threads: this runs in a signal handler too)."""
+        self.arenas.leave_all()
 
     def _start_matchmaker(self) -> None:
         self._matchmaking_off = threading.Event()  # set by `matchmaking off` and by a stop or drain
@@ -324,8 +323,9 @@ class Runner:
             self.start_game(gid, g)
 
     def _arena_watch(self) -> None:
-        """Join the arenas of the config, then ask now and then whether the joined ones are over: the
-        slot kept for arena games is freed with the last one."""
+        """Join the arenas of the config, then ask now and then whether the bot is still in each arena
+        it knows (not over, not withdrawn by `python -m bot withdraw` or on the website): the slot kept
+        for arena games is freed with the last one."""
         waiting = list(self.cfg.tournaments.arenas)  # still to join
         while True:
             waiting = self._join_arenas(waiting)
@@ -337,8 +337,9 @@ class Runner:
                 except LichessError as e:
                     log.debug("arena %s: no news (%s)", tid, e)
                     continue
-                if info.get("isFinished") is True:
-                    log.info("arena %s is over", tid)
+                if still_in(info) is False:
+                    log.info("arena %s: %s", tid, "over" if info.get("isFinished") is True else
+                             "the bot is no longer in it (withdrawn outside this process)")
                     self.arenas.forget(tid)
 
     def _join_arenas(self, entries: list[ArenaEntry]) -> list[ArenaEntry]:
@@ -373,9 +374,9 @@ class Runner:
         for g in late:
             g.wait_idle(deadline - time.monotonic())
         # The arena withdrawals and the matchmaker's cancel began at the stop request, beside the above.
-        for thread in (self._leaving, self.matchmaker):
-            if thread is not None:
-                thread.join(max(0.0, deadline - time.monotonic()))
+        self.arenas.wait(deadline - time.monotonic())
+        if self.matchmaker is not None:
+            self.matchmaker.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
 
@@ -467,7 +468,12 @@ class Runner:
 
     def start_game(self, gid: str, info: GameInfo | None = None) -> None:
         """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time
-        game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py."""
+        game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py.
+        An arena game shows an arena the bot is in, joined here or not: the runner withdraws from it at
+        a stop or a drain (at once if that has begun)."""
+        tid = event_id(info, "tournamentId")
+        if tid is not None:
+            self.arenas.game_in(tid)
         if is_correspondence(info):
             self.slots.release(gid)  # a slot our matchmaker reserved for its challenge is not needed
             if gid not in self.correspondence.known():

@@ -201,6 +201,52 @@ def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path
         assert "Traceback" not in output and not sb.errors
 
 
+@pytest.mark.slow
+def test_an_arena_joined_by_command_while_the_bot_runs_is_left_at_the_first_ctrl_c(tmp_path):
+    """`python -m bot join ID` is another process: the running bot learns of the arena from its games'
+    tournamentId, forgets it when a `withdraw` by command shows in the arena's `me`, and withdraws from
+    it at the first Ctrl-C like from an arena it joined itself."""
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        tid = sb.add_arena("byhand01", clock=(300, 2), pairing_every_s=0.5,
+                           opponent=lambda: ResignsAfter(plies=30, think_s=0.2))
+        cfg = write_config(tmp_path, sb, tournaments={"check_every_s": 5})  # no arena in the config
+        with running_bot(cfg, log=log) as proc:
+            assert sb.wait_until(lambda: "logged in" in log.read_text(), timeout=60), log.read_text()
+            assert join(cfg, tid).returncode == 0
+            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
+            first = arena_games(sb, tid)[0].id
+            assert sb.wait_until(lambda: f"arena {tid}: a game of it started" in log.read_text(), timeout=10)
+
+            # Withdrawn by command: the arena's `me` says so at the next look, and the bot forgets it.
+            assert run_bot(cfg, "withdraw", tid).returncode == 0
+            gone = f"arena {tid}: the bot is no longer in it (withdrawn outside this process)"
+            assert sb.wait_until(lambda: gone in log.read_text(), timeout=15), log.read_text()
+            assert sb.wait_game_over(first, timeout=90) != "started"
+
+            # Joined again by command, paired again: the first Ctrl-C withdraws from it at once.
+            assert join(cfg, tid).returncode == 0
+            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 2, timeout=60), log.read_text()
+            gid = arena_games(sb, tid)[1].id
+            assert sb.wait_moves(gid, 4, timeout=30)
+            before = len(sb.requests(rf"/api/tournament/{tid}/withdraw", "POST"))
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            assert sb.wait_until(lambda: sb.arena(tid).players.get("umax-bot") is True, timeout=5), \
+                log.read_text()
+            withdrew = sb.requests(rf"/api/tournament/{tid}/withdraw", "POST")[before:]
+            assert len(withdrew) == 1 and withdrew[0].t - sent < 3.0
+            code = proc.wait(timeout=90)
+        output = log.read_text()
+        assert code == 0, output
+        assert sb.game(gid).over  # played to its end
+        assert not sb.requests(r"/resign|/abort")
+        time.sleep(1.5)  # pairing passes after the exit: the withdrawn bot is not paired again
+        assert [g.id for g in arena_games(sb, tid)] == [first, gid]
+        assert f"withdraw {tid}: done (HTTP 200)" in output
+        assert "Traceback" not in output and not sb.errors
+
+
 def test_a_slot_is_kept_for_arena_games_while_in_an_arena():
     slots = Slots(2)
     accept = lambda busy: Decision(busy < 2, None if busy < 2 else "later", "challenge.concurrency", "")  # noqa: E731
