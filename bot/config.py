@@ -395,8 +395,9 @@ class TournamentsConfig:
     arenas: list[ArenaEntry] = _opt([], "arenas to join at start-up (they must allow bots): ids, or "
                                     "mappings with id, password and team; the bot withdraws from them when "
                                     "it stops")
-    check_every_s: float = _opt(60.0, "how often the bot asks Lichess whether its arenas are over, seconds "
-                                "(a slot is kept for arena games until then)", lo=5.0, hi=3600.0)
+    check_every_s: float = _opt(60.0, "how often the bot asks Lichess whether its arenas are over or it "
+                                "left them, seconds (a slot is kept for arena games until then)",
+                                lo=5.0, hi=3600.0)
 
 
 def parse_time_control(text: str) -> tuple[int, int]:
