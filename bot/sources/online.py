@@ -26,7 +26,8 @@ without a move from it: the game has left what the service knows. (The tablebase
 position it covers is one it knows.)
 
 The bot's token goes only where it is needed and belongs: to a source that needs it (the explorer)
-whose host is lichess.org's or the host of the server the bot plays on (`url`; the sandbox in tests).
+whose host is lichess.org's or whose origin (scheme, host and port) is that of the server the bot
+plays on (`url`; the sandbox in tests), where the token goes anyway (`token_for`).
 """
 
 from __future__ import annotations
@@ -324,12 +325,24 @@ class GameView:
 
 
 def token_for(source_url: str, server_url: str, token: str) -> str:
-    """The token for a source that needs one: only for lichess.org's hosts and the bot's own server."""
+    """The token for a source that needs one: only for lichess.org's hosts and the bot's own server,
+    the origin (scheme, host and port) it already goes to. The port counts: on one host, above all
+    127.0.0.1, another port may be another program (of any local user), which must not get the token."""
     host = (urlsplit(source_url).hostname or "").lower()
-    if host == "lichess.org" or host.endswith(".lichess.org") or \
-            urlsplit(source_url).netloc == urlsplit(server_url).netloc:
+    if host == "lichess.org" or host.endswith(".lichess.org") or origin(source_url) == origin(server_url):
         return token
     return ""
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of `url`, the port filled in for http and https when the address has none."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is no number: matches nothing
+        return scheme, "", -1
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
 def on_lichess(server_url: str) -> bool:

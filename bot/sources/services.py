@@ -184,8 +184,8 @@ def build_online_sources(cfg: Config, rng: random.Random | None = None) -> tuple
         token = token_for(c.url, cfg.url, cfg.token) if cls.needs_token else ""
         if cls.needs_token and not token:
             log.warning("%s: %s", cls.name, "no token to send (the bot has none)" if not cfg.token else
-                        f"{c.url} is neither lichess.org nor the bot's server: the bot's token is not sent "
-                        "there, and the explorer may answer 401")
+                        f"{c.url} is neither lichess.org nor the bot's server ({cfg.url}: scheme, host and "
+                        "port): the bot's token is not sent there, and the explorer may answer 401")
         sources.append(cls(c, pause_s=cfg.network.rate_limit_pause_s, give_up_after=cfg.online.give_up_after,
                            token=token, rng=rng))
         log.info("%s: asked in the first %d plies with more than %g s on the clock, waiting at most %d ms",

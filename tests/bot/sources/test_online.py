@@ -122,10 +122,36 @@ def test_the_real_services_are_never_asked_by_a_bot_off_lichess(caplog):
 
 def test_the_token_goes_only_to_lichess_hosts_and_the_bots_own_server():
     assert token_for("https://explorer.lichess.org", "https://lichess.org", "t") == "t"
+    assert token_for("https://explorer.lichess.org:8443", "https://lichess.org", "t") == "t"  # Lichess's host
     assert token_for("http://127.0.0.1:5000", "http://127.0.0.1:5000", "t") == "t"
-    assert token_for("http://127.0.0.1:5001", "http://127.0.0.1:5000", "t") == ""
+    assert token_for("http://127.0.0.1:5001", "http://127.0.0.1:5000", "t") == ""  # another port: no
+    assert token_for("https://127.0.0.1:5000", "http://127.0.0.1:5000", "t") == ""  # another scheme: no
+    assert token_for("http://LocalHost:80/x", "http://localhost", "t") == "t"  # the same origin, written out
+    assert token_for("http://127.0.0.1:x", "http://127.0.0.1:5000", "t") == ""
     assert token_for("https://explorer.lichess.ovh", "https://lichess.org", "t") == ""
     assert token_for("https://lichess.org.evil.example", "https://lichess.org", "t") == ""
+
+
+def test_an_explorer_on_another_port_of_the_bots_host_gets_no_token(sandbox, caplog):
+    # Two servers on 127.0.0.1: the bot plays on `sandbox`, the explorer is asked at `other`'s port.
+    with Sandbox(keepalive_s=1.0) as other:
+        other.online.explorer.need_token = False  # it answers either way: what matters is what it is sent
+        assert other.url.split(":")[1] == sandbox.url.split(":")[1] and other.url != sandbox.url
+        caplog.set_level(logging.INFO)
+        (source,) = build_online_sources(config(sandbox, explorer={"enabled": True, "url": other.url}))
+        try:
+            assert source.move(board_after("e2e4"), None) is not None
+        finally:
+            source.close()
+        assert [s.auth for s in other.online.seen("explorer")] == [False]
+        assert f"{other.url} is neither lichess.org nor the bot's server" in caplog.text
+        assert sandbox.token not in caplog.text
+    (source,) = build_online_sources(config(sandbox, "explorer"))  # the bot's own port
+    try:
+        assert source.move(board_after("e2e4"), None) is not None
+    finally:
+        source.close()
+    assert [s.auth for s in sandbox.online.seen("explorer")] == [True]
 
 
 def test_the_chain_asks_the_book_then_the_online_sources_then_the_tablebases(sandbox, data_dir):
