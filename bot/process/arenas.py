@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped
 from bot.wire import Arena
@@ -41,6 +42,37 @@ HINTS = {
                                             "hour; try again later",
     "This tournament no longer exists": "no arena has this id, or it is over",
 }
+
+
+# `python -m bot join ID` runs in a process of its own, and lila has no request listing the arenas an
+# account is in, so the command notes the arena in this file of the working directory it shares with
+# the running bot (the folder of config.yml; a container's /data). The running bot withdraws from the
+# arenas noted there when it stops, even one that has not paired it yet; a withdrawal drops the line.
+NOTED = Path("joined-arenas.txt")
+
+
+def noted(path: Path = NOTED) -> list[str]:
+    """The arenas `python -m bot join` noted (valid ids only; a missing or unreadable file: none)."""
+    try:
+        lines = path.read_text(encoding="utf-8").split()
+    except OSError:
+        return []
+    return sorted({tid for tid in lines if valid_id(tid)})
+
+
+def note(tid: str, joined: bool, path: Path = NOTED) -> None:
+    """Add or drop `tid` in the noted file; a file that cannot be written is one log line, no more."""
+    tids = set(noted(path))
+    (tids.add if joined else tids.discard)(tid)
+    try:
+        if tids:
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text("".join(f"{t}\n" for t in sorted(tids)), encoding="utf-8")
+            tmp.replace(path)
+        else:
+            path.unlink(missing_ok=True)
+    except OSError as e:
+        log.warning("arena %s: cannot note it in %s (%s)", tid, path, e)
 
 
 @dataclass(frozen=True)
@@ -160,6 +192,8 @@ class Membership:
         out = withdraw(self.li, tid)
         if out.ok or out.code == REFUSED:  # refused (unknown id): not in it either way
             self._set(tid, False)
+            if tid in noted():
+                note(tid, False)
         return out
 
     def forget(self, tid: str) -> None:
@@ -188,7 +222,7 @@ class Membership:
             if self._leaving:
                 return
             self._leaving = True
-            tids = sorted(self._joined)
+            tids = sorted(self._joined | set(noted()))  # noted: joined by command, perhaps not paired yet
             self._withdrawn.update(tids)
         for tid in tids:
             self._withdraw_in_thread(tid)

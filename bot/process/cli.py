@@ -196,8 +196,12 @@ def _tournament(cfg: Config, args: argparse.Namespace) -> int:
     li = Lichess(cfg.token, cfg.url, cfg.network)
     if args.command == "join":
         out = arenas.join(li, args.tournament, password=args.password, team=args.team)
+        if out.ok:
+            arenas.note(args.tournament, True)  # the running bot withdraws from it when it stops
     else:
         out = arenas.withdraw(li, args.tournament)
+        if out.ok or out.code == arenas.REFUSED:
+            arenas.note(args.tournament, False)
     print(redact(out.line), file=sys.stdout if out.ok else sys.stderr, flush=True)
     return out.code
 

@@ -13,6 +13,7 @@ import pytest
 from bot.challenges.policy import Decision
 from bot.challenges.slots import Slots
 from bot.config import ConfigError, config_from_dict, dump
+from bot.process import arenas
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.opponents import Move
 from tests.helpers.process import ResignsAfter, run_bot, running_bot, stop, write_config
@@ -245,6 +246,43 @@ def test_an_arena_joined_by_command_while_the_bot_runs_is_left_at_the_first_ctrl
         assert [g.id for g in arena_games(sb, tid)] == [first, gid]
         assert f"withdraw {tid}: done (HTTP 200)" in output
         assert "Traceback" not in output and not sb.errors
+
+
+def test_an_arena_joined_by_command_before_its_start_is_left_at_the_first_ctrl_c(tmp_path):
+    """An arena joined by command that has not paired the bot yet (it starts later): no game shows it,
+    so the command notes it in the working directory and the running bot withdraws from it at the
+    first Ctrl-C; the withdrawal drops the note."""
+    log = tmp_path / "bot.log"
+    with Sandbox(keepalive_s=1.0) as sb:
+        tid = sb.add_arena("later001", starts_in_s=600)
+        cfg = write_config(tmp_path, sb)  # no arena in the config
+        with running_bot(cfg, log=log) as proc:
+            assert sb.wait_until(lambda: "logged in" in log.read_text(), timeout=60), log.read_text()
+            assert join(cfg, tid).returncode == 0
+            assert (tmp_path / "joined-arenas.txt").read_text().split() == [tid]
+            assert sb.arena(tid).players.get("umax-bot") is False  # in it, not withdrawn
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=60)
+        output = log.read_text()
+        assert code == 0, output
+        assert len(sb.requests(rf"/api/tournament/{tid}/withdraw", "POST")) == 1, output
+        assert "umax-bot" not in sb.arena(tid).players  # left: the arena had not started
+        assert not (tmp_path / "joined-arenas.txt").exists()
+        assert "Traceback" not in output and not sb.errors
+
+
+def test_the_noted_arenas_file(tmp_path):
+    path = tmp_path / "joined-arenas.txt"
+    assert arenas.noted(path) == []
+    arenas.note("abcd1234", True, path)
+    arenas.note("efgh5678", True, path)
+    arenas.note("abcd1234", True, path)
+    assert arenas.noted(path) == ["abcd1234", "efgh5678"]
+    path.write_text(path.read_text() + "../etc/passwd\n")  # not an id: never used
+    assert arenas.noted(path) == ["abcd1234", "efgh5678"]
+    arenas.note("abcd1234", False, path)
+    arenas.note("efgh5678", False, path)
+    assert not path.exists() and arenas.noted(path) == []
 
 
 def test_a_slot_is_kept_for_arena_games_while_in_an_arena():
