@@ -38,10 +38,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from bot.config import CHAT_MAX, ChatConfig, Config, chat_text
 from bot.lichess import Lichess, LichessError, RateLimited, Stopped
+from bot.wire import ChatLine
 from engine.board import PAWN
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class Line:
     text: str
 
 
-def read_line(event: dict[str, Any]) -> Line:
+def read_line(event: ChatLine) -> Line:
     """The chatLine event as a `Line`; BadLine naming the first unusable field."""
     room, username, text = event.get("room"), event.get("username"), event.get("text")
     if room not in ROOMS:
@@ -284,7 +284,7 @@ class GameChat:
             self._said_goodbye = True
             self._say(self.cfg.game.goodbye, self.cfg.game.spectator_goodbye, opponent)
 
-    def answer(self, event: dict[str, Any], opponent: str, last: Search | None) -> None:
+    def answer(self, event: ChatLine, opponent: str, last: Search | None) -> None:
         """A chatLine: logged, and a command answered in its room."""
         try:
             line = read_line(event)

@@ -40,13 +40,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config
 from bot.games import chat, records, rules, stale
-from bot.games.info import BadData, GameInfo, read_full, section
+from bot.games.info import BadData, GameInfo, read_full, state_of
 from bot.games.memory import GameMemory
 from bot.games.played import PlayedMove
 from bot.games.plies import PlyNotes, Unsent
@@ -55,6 +55,7 @@ from bot.games.stream import LIVE, game_events
 from bot.games.timers import OpponentTimers
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
+from bot.wire import ChatLine, GameFull, GameLine, GameState, OpponentGone
 from engine import timeman
 
 log = logging.getLogger(__name__)
@@ -226,24 +227,25 @@ class Game:
 
     # ------------------------------------------------------------ events
 
-    def handle(self, event: dict[str, Any], received: float) -> None:
+    def handle(self, event: GameLine, received: float) -> None:
         """One event of the game stream (the game thread's, in order; `received`: its monotonic
-        arrival time)."""
+        arrival time). Its `type` says which shape it has; its fields are still read with care."""
         kind = event.get("type")
         try:
             if kind == "gameFull":
+                full = cast(GameFull, event)
                 known = len(self.position.moves) if self.position is not None else 0
-                self._setup(event)
+                self._setup(full)
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
-                self._on_state(section(event, "state"), received, known)
+                self._on_state(state_of(full), received, known)
                 if self._playable:  # after the first move: in bullet the move matters more than the hello
                     self.chat.greet(self.opponent)
             elif kind == "gameState":
-                self._on_state(event, received)
+                self._on_state(cast(GameState, event), received)
             elif kind == "chatLine":
-                self._on_chat(event)
+                self._on_chat(cast(ChatLine, event))
             elif kind == "opponentGone":
-                self.timers.on_gone(event, self.opponent)
+                self.timers.on_gone(cast(OpponentGone, event), self.opponent)
             else:
                 log.debug("game %s: ignoring event %s", self.id, repr(kind)[:60])
             if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
@@ -280,7 +282,7 @@ class Game:
         return board.turn != self.color and not (board.is_checkmate() or board.is_stalemate()
                                                   or board.is_insufficient_material())
 
-    def _setup(self, full: dict[str, Any]) -> None:
+    def _setup(self, full: GameFull) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
         info = self.info = read_full(full, self.me)
         self._note_players()
@@ -295,7 +297,7 @@ class Game:
         self._playable = True
         assert self.position is not None
         self.position.start(info.initial_fen)
-        state_moves = str(section(full, "state").get("moves") or "").split()
+        state_moves = str(state_of(full).get("moves") or "").split()
         if len(state_moves) >= 2:
             self.chat.skip_greeting()  # a game resumed after a restart has been greeted already
         # First seen in progress (resumed after a restart): its takebacks so far are unknown, so none
@@ -315,15 +317,15 @@ class Game:
         r.initial_ms = None if info.correspondence else info.initial_ms
         r.increment_ms = info.increment_ms
 
-    def _on_state(self, state: dict[str, Any], received: float, known: int | None = None) -> None:
+    def _on_state(self, state: GameState, received: float, known: int | None = None) -> None:
         """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull)."""
         self.clocks_ms = (clock_ms(state.get("wtime")), clock_ms(state.get("btime")))  # for `status`
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
         if status not in LIVE:
-            moves = state.get("moves")  # the final move is in this state only: count it
-            final = moves.split() if isinstance(moves, str) else None
+            listed = state.get("moves")  # the final move is in this state only: count it
+            final = listed.split() if isinstance(listed, str) else None
             self._game_over(status[:40], state.get("winner"), final)
             return
         if not self._playable or self.position is None:
@@ -375,7 +377,7 @@ class Game:
         log.info("game %s: takeback: %d %s taken back, the game goes on from ply %d (%s to move)", self.id,
                  plies, "ply" if plies == 1 else "plies", ply, chess.COLOR_NAMES[self.position.board.turn])
 
-    def _answer_takeback(self, state: dict[str, Any], ply: int) -> bool:
+    def _answer_takeback(self, state: GameState, ply: int) -> bool:
         """Answer the opponent's takeback offer in this state, once per offer, by the `takeback` rule;
         True when it was accepted. Our own flag needs no answer; a flag that is not true/false is
         logged and taken as no offer."""
@@ -423,7 +425,7 @@ class Game:
 
     # ------------------------------------------------------------ moving
 
-    def _think_and_move(self, state: dict[str, Any], received: float, opponent_offers: bool) -> None:
+    def _think_and_move(self, state: GameState, received: float, opponent_offers: bool) -> None:
         with self._busy:
             if self._shutdown.is_set():
                 return  # a restart is coming: no new search, and certainly no resignation
@@ -490,7 +492,7 @@ class Game:
         if self.timers.claim_due:  # the opponent left while we thought: now it is their turn
             self.timers.claim()
 
-    def _note_move(self, ply: int, res: PlayedMove, state: dict[str, Any], received: float,
+    def _note_move(self, ply: int, res: PlayedMove, state: GameState, received: float,
                    sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
@@ -547,7 +549,7 @@ class Game:
             return None
         return position.board.turn == self.color, self._plies.moved_at == position.ply
 
-    def _on_chat(self, event: dict[str, Any]) -> None:
+    def _on_chat(self, event: ChatLine) -> None:
         self.chat.answer(event, self.opponent, self.last_search)
 
     def _give_up(self, why: str) -> None:

@@ -6,19 +6,21 @@ an event the game cannot use.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 import chess
 
 from bot.lichess import clock_ms
+from bot.wire import Clock, GameFull, GamePlayer, GameState
 
 
 class BadData(ValueError):
     """An event from the server that the game cannot use: skipped, the stream reopened."""
 
 
-def section(event: dict[str, Any], key: str) -> dict[str, Any]:
+def section(event: Mapping[str, object], key: str) -> dict[str, object]:
     """A nested object of an event: {} when absent or null, BadData when it is not an object."""
     value = event.get(key)
     if value is None:
@@ -26,6 +28,11 @@ def section(event: dict[str, Any], key: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise BadData(f"{key} is not an object: {repr(value)[:60]}")
     return value
+
+
+def state_of(full: GameFull) -> GameState:
+    """A gameFull's state: {} when absent or null, BadData when it is not an object."""
+    return cast(GameState, section(full, "state"))
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,11 @@ class GameInfo:
     created_ms: int | None = None
 
 
-def read_full(full: dict[str, Any], me: str) -> GameInfo:
+def read_full(full: GameFull, me: str) -> GameInfo:
     """The gameFull's description of the game, for the player `me` (lower case); BadData when it is
     unusable (neither player is us, a FEN or variant that is not text, a FEN python-chess rejects, a
     section that is not an object). Everything else is optional."""
-    white, black = section(full, "white"), section(full, "black")
+    white, black = cast(GamePlayer, section(full, "white")), cast(GamePlayer, section(full, "black"))
     ids = (str(white.get("id", "")).lower(), str(black.get("id", "")).lower())
     if me not in ids:
         raise BadData(f"neither player is {me}: {ids[0][:30]!r}, {ids[1][:30]!r}")
@@ -74,12 +81,12 @@ def read_full(full: dict[str, Any], me: str) -> GameInfo:
             chess.Board(fen)
         except ValueError as e:
             raise BadData(f"initialFen {fen[:90]!r}: {e}") from None
-    clock = section(full, "clock")
+    clock = cast(Clock, section(full, "clock"))
     raw_variant = full.get("variant")
     variant = (raw_variant.get("key") if isinstance(raw_variant, dict) else raw_variant) or "standard"
     if not isinstance(variant, str):
         raise BadData(f"variant is not text: {repr(variant)[:60]}")
-    section(full, "state")
+    state_of(full)
     color = chess.WHITE if ids[0] == me else chess.BLACK
     them = black if color == chess.WHITE else white
     tid = full.get("tournamentId")
@@ -102,12 +109,13 @@ def read_full(full: dict[str, Any], me: str) -> GameInfo:
     )
 
 
-def _name(player: dict[str, Any]) -> str:
+def _name(player: GamePlayer) -> str:
     if player.get("aiLevel") is not None:
         return f"lichess AI level {player.get('aiLevel')}"
     return str(player.get("name") or player.get("id") or "?")[:60]
 
 
-def _number(value: Any) -> int | None:
-    finite = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return int(value) if finite else None
+def _number(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return int(value)

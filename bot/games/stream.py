@@ -10,9 +10,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import cast
 
 from bot.lichess import Lichess
+from bot.wire import ChatLine, GameLine
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +21,13 @@ LIVE = ("created", "started")  # every other status ends the game
 # The game thread looks this often whether the bot is stopping while it waits for the stream's next event.
 STOP_POLL_S = 0.25
 
+# What the reader hands the game thread: an event and its arrival time, the exception that ended the
+# stream, or None at its end.
+_Item = tuple[GameLine, float] | BaseException | None
+
 
 def game_events(li: Lichess, game_id: str, stopped: threading.Event, chat_ready: threading.Event,
-                on_chat: Callable[[dict[str, Any]], None]) -> Iterator[tuple[dict[str, Any], float]]:
+                on_chat: Callable[[ChatLine], None]) -> Iterator[tuple[GameLine, float]]:
     """The game stream's events with the time each arrived, until the caller stops asking (a resync
     opens a fresh stream) or `stopped` is set.
 
@@ -31,7 +36,7 @@ def game_events(li: Lichess, game_id: str, stopped: threading.Event, chat_ready:
     told who the opponent is) the reader hands chat lines to `on_chat` itself, and every other event
     to the caller in order. A reader left behind by a resync drops what it reads next and ends."""
     stop = threading.Event()
-    events: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    events: queue.SimpleQueue[_Item] = queue.SimpleQueue()
     reader = threading.Thread(target=_read, args=(li, game_id, stop, events, chat_ready, on_chat),
                               name=f"stream-{game_id}", daemon=True)
     reader.start()
@@ -50,8 +55,8 @@ def game_events(li: Lichess, game_id: str, stopped: threading.Event, chat_ready:
         stop.set()
 
 
-def _read(li: Lichess, game_id: str, stop: threading.Event, events: queue.SimpleQueue[Any],
-          chat_ready: threading.Event, on_chat: Callable[[dict[str, Any]], None]) -> None:
+def _read(li: Lichess, game_id: str, stop: threading.Event, events: queue.SimpleQueue[_Item],
+          chat_ready: threading.Event, on_chat: Callable[[ChatLine], None]) -> None:
     """The reader thread of `game_events`: ends with None, or the exception that ended the stream."""
     try:
         for event in li.stream_game(game_id, stop):
@@ -60,7 +65,7 @@ def _read(li: Lichess, game_id: str, stop: threading.Event, events: queue.Simple
                 break
             if event.get("type") == "chatLine" and chat_ready.is_set():
                 try:
-                    on_chat(event)
+                    on_chat(cast(ChatLine, event))
                 except Exception:  # noqa: BLE001 - a bug costs the answer, never the stream
                     log.exception("game %s: error while answering a chat line", game_id)
                 continue
@@ -73,9 +78,11 @@ def _read(li: Lichess, game_id: str, stop: threading.Event, events: queue.Simple
     events.put(None)
 
 
-def ends_game(event: dict[str, Any]) -> bool:
+def ends_game(event: GameLine) -> bool:
     """A gameState, or a gameFull whose state, with a status that ends the game."""
-    state = event.get("state") if event.get("type") == "gameFull" else event
-    typed = isinstance(state, dict) and event.get("type") in ("gameFull", "gameState")
-    status = state.get("status") if typed else None
+    kind = event.get("type")
+    state = event.get("state") if kind == "gameFull" else event
+    if kind not in ("gameFull", "gameState") or not isinstance(state, dict):
+        return False
+    status = state.get("status")
     return isinstance(status, str) and status not in LIVE

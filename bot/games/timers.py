@@ -11,11 +11,11 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from bot.config import GameConfig
 from bot.games import rules
 from bot.lichess import Lichess, LichessError
+from bot.wire import OpponentGone
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class OpponentTimers:
         except LichessError as e:
             log.warning("game %s: abort failed: %s", self.id, e)
 
-    def on_gone(self, event: dict[str, Any], opponent: str) -> None:
+    def on_gone(self, event: OpponentGone, opponent: str) -> None:
         """An opponentGone event: a claim now, a timer for the time the server gives, or nothing."""
         gone, seconds = event.get("gone"), event.get("claimWinInSeconds")
         if not rules.claim_seconds_usable(gone, seconds):

@@ -40,7 +40,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import chess
@@ -279,12 +279,16 @@ class OnlineSource:
                 s.waits_ms.append(waited_ms)
 
 
-class OpeningSource(OnlineSource):
-    """An opening service (bot/sources/services.py): asked only in the opening of a standard game."""
+SourceConfig = TypeVar("SourceConfig", bound=OnlineSourceConfig)
 
-    def __init__(self, cfg: OnlineSourceConfig, *, give_up_after: int = 4, **kw: Any):
+
+class OpeningSource(OnlineSource, Generic[SourceConfig]):
+    """An opening service (bot/sources/services.py): asked only in the opening of a standard game.
+    `SourceConfig` is the service's own config section (a subclass reads its own keys in `self.cfg`)."""
+
+    def __init__(self, cfg: SourceConfig, *, give_up_after: int = 4, **kw: Any):
         super().__init__(cfg, **kw)
-        self.cfg: OnlineSourceConfig = cfg
+        self.cfg: SourceConfig = cfg
         self.give_up_after = give_up_after
 
     def for_game(self) -> GameView:

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 MATE_CP = 100_000  # a mate line's score in centipawns, before the distance is taken off
 
 
-class ExplorerSource(OpeningSource):
+class ExplorerSource(OpeningSource[ExplorerConfig]):
     name = "explorer"
     needs_token = True
     on_401 = ("Lichess's opening explorer answers only requests with a Lichess token since 2026: run the bot "
@@ -40,7 +40,6 @@ class ExplorerSource(OpeningSource):
 
     def __init__(self, cfg: ExplorerConfig, **kw: Any):
         super().__init__(cfg, **kw)
-        self.cfg: ExplorerConfig = cfg
         self.streams = cfg.database == "player"
 
     def what_to_do_on_401(self) -> str:
@@ -82,13 +81,9 @@ class ExplorerSource(OpeningSource):
         return OutsideMove(uci, self.name, detail=f"{self.cfg.database} {games} games, {100 * score:.0f} %")
 
 
-class CloudEvalSource(OpeningSource):
+class CloudEvalSource(OpeningSource[CloudEvalConfig]):
     name = "cloud-eval"
     on_401 = "Lichess's cloud evaluation asks for no token; set cloud_eval.url to Lichess's, or turn it off"
-
-    def __init__(self, cfg: CloudEvalConfig, **kw: Any):
-        super().__init__(cfg, **kw)
-        self.cfg: CloudEvalConfig = cfg
 
     def request(self, board: chess.Board) -> tuple[str, dict[str, str]]:
         return "/api/cloud-eval", {"fen": board.fen(), "multiPv": str(self.cfg.multipv)}
@@ -123,13 +118,9 @@ class CloudEvalSource(OpeningSource):
                            detail=f"cp {_cp_text(cp)} depth {depth} ({len(good)} of {len(lines)} lines)")
 
 
-class ChessdbSource(OpeningSource):
+class ChessdbSource(OpeningSource[ChessdbConfig]):
     name = "chessdb"
     on_401 = "chessdb asks for no token; check chessdb.url, or turn it off"
-
-    def __init__(self, cfg: ChessdbConfig, **kw: Any):
-        super().__init__(cfg, **kw)
-        self.cfg: ChessdbConfig = cfg
 
     def request(self, board: chess.Board) -> tuple[str, dict[str, str]]:
         action = "querybest" if self.cfg.choice == "best" else "queryall"

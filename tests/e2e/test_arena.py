@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -100,8 +101,7 @@ def test_a_restart_right_after_a_stop_joins_again_once_the_pause_is_over(tmp_pat
                            opponent=lambda: ResignsAfter(plies=400, think_s=0.3))
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid], "check_every_s": 5})
         with running_bot(cfg, log=log) as proc:
-            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
-            gid = arena_games(sb, tid)[0].id
+            gid = first_arena_game(sb, tid, log)
             code, _ = stop(proc)  # SIGTERM, as a dyno restart: withdraws, the game goes on on the server
             assert code == 0 and sb.arena(tid).players["umax-bot"] is True
         with running_bot(cfg, log=log) as proc:
@@ -120,6 +120,13 @@ def arena_games(sb: Sandbox, tid: str) -> list:
     with sb.world.cond:
         ids = list(sb.arena(tid).games)
     return [sb.game(g) for g in ids]
+
+
+def first_arena_game(sb: Sandbox, tid: str, log: Path) -> str:
+    """The id of the bot's first game in arena `tid`, once lila (the sandbox) has paired it; the bot's
+    log in the failure otherwise."""
+    assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
+    return arena_games(sb, tid)[0].id
 
 
 @pytest.mark.slow
@@ -157,8 +164,7 @@ def test_a_casual_challenge_during_an_arena_game_takes_no_slot_beyond_concurrenc
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]},
                            challenge={"concurrency": 1, "queue_size": 0})
         with running_bot(cfg, log=log) as proc:
-            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
-            gid = arena_games(sb, tid)[0].id
+            gid = first_arena_game(sb, tid, log)
             assert sb.wait_moves(gid, 2, timeout=30)
             cid = sb.send_challenge("carol", rated=False, clock=(180, 2))
             assert sb.wait_challenge_answered(cid, timeout=15) == "declined"
@@ -184,8 +190,7 @@ def test_one_ctrl_c_withdraws_finishes_the_arena_game_and_plays_no_more(tmp_path
                            opponent=lambda: ResignsAfter(plies=24, think_s=0.2))
         cfg = write_config(tmp_path, sb, tournaments={"arenas": [tid]})
         with running_bot(cfg, log=log) as proc:
-            assert sb.wait_until(lambda: len(arena_games(sb, tid)) >= 1, timeout=60), log.read_text()
-            gid = arena_games(sb, tid)[0].id
+            gid = first_arena_game(sb, tid, log)
             assert sb.wait_moves(gid, 4, timeout=30)
             sent = time.monotonic()
             proc.send_signal(signal.SIGINT)

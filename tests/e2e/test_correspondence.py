@@ -8,6 +8,7 @@ is still answered.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +32,25 @@ def start(sb: Sandbox, **overrides) -> Bot:
     for key, value in overrides.items():
         sections.setdefault(key, {}).update(value)
     return Bot(make_config(sb, **sections)).start(sb)
+
+
+def play_to_the_end(sb: Sandbox, corr: str, opponent: str, status: str, records: Path,
+                    greeting: str = "Hello {opponent}") -> str:
+    """A bot that writes records into `records` and says goodbye accepts the correspondence challenge
+    `corr`, plays it until it ends with `status`, says goodbye to `opponent` and writes the record;
+    the game's id."""
+    bot = start(sb, records={"enabled": True, "directory": str(records)},
+                game={"greeting": greeting, "goodbye": "Bye {opponent}"})
+    try:
+        assert sb.wait_challenge_answered(corr, timeout=10) == "accepted"
+        gid = sb.challenge(corr).game_id
+        assert sb.wait_game_over(gid, timeout=30) == status
+        said_bye = lambda: any(t == f"Bye {opponent}" for _, _, t in sb.game(gid).chat)  # noqa: E731
+        assert sb.wait_until(said_bye, timeout=10)
+        assert sb.wait_until(lambda: list(records.glob("*.pgn")), timeout=10)
+    finally:
+        bot.stop()
+    return gid
 
 
 def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
@@ -99,17 +119,7 @@ def test_a_finished_correspondence_game_is_recorded_and_greeted_once(sandbox, tm
     # Black resigns after the bot's second move; the bot learns it from the event stream's gameFinish.
     corr = sandbox.send_challenge("gina", clock=None, days=1, color="black",
                                   opponent=ScriptedOpponent(["e7e5", "b8c6", "wait:0.5", "resign"]))
-    bot = start(sandbox, records={"enabled": True, "directory": str(tmp_path)},
-                game={"greeting": "Hello {opponent}", "goodbye": "Bye {opponent}"})
-    try:
-        assert sandbox.wait_challenge_answered(corr, timeout=10) == "accepted"
-        gid = sandbox.challenge(corr).game_id
-        assert sandbox.wait_game_over(gid, timeout=30) == "resign"
-        said_bye = lambda: any(t == "Bye gina" for _, _, t in sandbox.game(gid).chat)  # noqa: E731
-        assert sandbox.wait_until(said_bye, timeout=10)
-        assert sandbox.wait_until(lambda: list(tmp_path.glob("*.pgn")), timeout=10)
-    finally:
-        bot.stop()
+    gid = play_to_the_end(sandbox, corr, "gina", "resign", tmp_path)
     said = [t for user, room, t in sandbox.game(gid).chat if room == "player" and user != "gina"]
     assert said.count("Hello gina") == 1 and said.count("Bye gina") == 1, said
     pgn = next(tmp_path.glob("*.pgn")).read_text()
@@ -124,17 +134,7 @@ def test_a_correspondence_game_our_move_mates_is_recorded_and_said_goodbye(sandb
     # came; the gameFinish's last visit was refused while it still ran: no record, no goodbye.
     corr = sandbox.send_challenge("gina", clock=None, days=1, color="black",
                                   initial_fen="6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", opponent=IdleOpponent())
-    bot = start(sandbox, records={"enabled": True, "directory": str(tmp_path)},
-                game={"greeting": "Hello {opponent}", "goodbye": "Bye {opponent}"})
-    try:
-        assert sandbox.wait_challenge_answered(corr, timeout=10) == "accepted"
-        gid = sandbox.challenge(corr).game_id
-        assert sandbox.wait_game_over(gid, timeout=30) == "mate"
-        said_bye = lambda: any(t == "Bye gina" for _, _, t in sandbox.game(gid).chat)  # noqa: E731
-        assert sandbox.wait_until(said_bye, timeout=10)
-        assert sandbox.wait_until(lambda: list(tmp_path.glob("*.pgn")), timeout=10)
-    finally:
-        bot.stop()
+    gid = play_to_the_end(sandbox, corr, "gina", "mate", tmp_path)
     assert sandbox.game(gid).moves == ["a1a8"]
     assert '[Result "1-0"]' in next(tmp_path.glob("*.pgn")).read_text()
 
@@ -147,17 +147,7 @@ def test_a_correspondence_game_resigned_right_after_our_move_is_recorded(sandbox
     # (Which of the two happens is the machine's timing: the soak hit the second once in 212 games.)
     corr = sandbox.send_challenge("gina", clock=None, days=1, color="black",
                                   opponent=ScriptedOpponent(["e7e5", "resign"]))
-    bot = start(sandbox, records={"enabled": True, "directory": str(tmp_path)},
-                game={"greeting": "", "goodbye": "Bye {opponent}"})
-    try:
-        assert sandbox.wait_challenge_answered(corr, timeout=10) == "accepted"
-        gid = sandbox.challenge(corr).game_id
-        assert sandbox.wait_game_over(gid, timeout=30) == "resign"
-        assert sandbox.wait_until(lambda: list(tmp_path.glob("*.pgn")), timeout=10)
-        said_bye = lambda: any(t == "Bye gina" for _, _, t in sandbox.game(gid).chat)  # noqa: E731
-        assert sandbox.wait_until(said_bye, timeout=10)
-    finally:
-        bot.stop()
+    gid = play_to_the_end(sandbox, corr, "gina", "resign", tmp_path, greeting="")
     pgn = next(tmp_path.glob("*.pgn")).read_text()
     assert '[Result "1-0"]' in pgn and pgn.count("[%eval") == bot_moves(sandbox.game(gid)) == 2, pgn
     assert [t for _, _, t in sandbox.game(gid).chat].count("Bye gina") == 1

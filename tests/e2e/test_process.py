@@ -73,9 +73,7 @@ def test_first_ctrl_c_finishes_the_running_game_then_exits(tmp_path):
     with Sandbox(keepalive_s=1.0) as sb:
         gid = sb.start_game(ResignsAfter(plies=16, think_s=0.3), bot_color="white", clock=(600, 5))
         with running_bot(write_config(tmp_path, sb), log=log) as proc:
-            assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
-            proc.send_signal(signal.SIGINT)
-            assert wait_for(log, "no new games; exiting when the 1 running game(s) are over")
+            first_ctrl_c(sb, gid, proc, log)
             at_signal = len(sb.game(gid).moves)
             # A challenge now is declined for later; the game goes on to its end.
             cid = sb.send_challenge("latecomer", opponent=IdleOpponent())
@@ -95,14 +93,20 @@ def test_second_ctrl_c_exits_now_and_the_game_resumes_later(tmp_path):
     with Sandbox(keepalive_s=1.0) as sb:
         gid = sb.start_game(RandomOpponent(seed=6, think_s=0.2), bot_color="white", clock=(600, 5))
         with running_bot(write_config(tmp_path, sb), log=log) as proc:
-            assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
-            proc.send_signal(signal.SIGINT)
-            assert wait_for(log, "no new games")
+            first_ctrl_c(sb, gid, proc, log)
             code, took = stop(proc, signal.SIGINT)
         output = log.read_text()
         assert sb.game(gid).status == "started"  # left running: the next start resumes it
     assert code == 0 and took < 10, output
     assert "SIGINT received: stopping" in output
+
+
+def first_ctrl_c(sb: Sandbox, gid: str, proc: subprocess.Popen, log: Path) -> None:
+    """Once the bot has played into game `gid`, one Ctrl-C: the bot says it starts no new game and
+    waits for the one running."""
+    assert sb.wait_moves(gid, 4, timeout=60), log.read_text()
+    proc.send_signal(signal.SIGINT)
+    assert wait_for(log, "no new games; exiting when the 1 running game(s) are over")
 
 
 def wait_for(log: Path, text: str, timeout: float = 15.0) -> bool:

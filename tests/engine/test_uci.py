@@ -238,10 +238,25 @@ def test_malformed_input_is_reported_and_ignored(raw: RawUci) -> None:
     # the malformed positions were ignored: the search is on the last good one (black to move after 1.e4)
     raw.send("go depth 3")
     got = raw.expect("bestmove")
-    after_e4 = chess.Board()
-    after_e4.push_uci("e2e4")
-    assert after_e4.is_legal(chess.Move.from_uci(got[-1].split()[1]))
+    assert _legal_after(["e2e4"], got[-1].split()[1])
     assert raw.proc.poll() is None
+
+
+def _legal_after(moves: list[str], uci: str) -> bool:
+    """Is `uci` a legal move after `moves` from the standard start?"""
+    board = chess.Board()
+    for move in moves:
+        board.push_uci(move)
+    return board.is_legal(chess.Move.from_uci(uci))
+
+
+def _stop_at_once(raw: RawUci) -> list[str]:
+    """`stop` during a search or a ponder: the bestmove within half a second; the lines up to it."""
+    start = time.monotonic()
+    raw.send("stop")
+    got = raw.expect("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.5
+    return got
 
 
 def _until_mate(raw: RawUci, timeout: float = 10.0) -> list[str]:
@@ -264,10 +279,7 @@ def test_infinite_waits_for_stop_even_when_the_search_ends(raw: RawUci) -> None:
     raw.send("isready")
     got = raw.expect("readyok", timeout=5)
     assert not any(g.startswith("bestmove") for g in got)
-    start = time.monotonic()
-    raw.send("stop")
-    got = raw.expect("bestmove", timeout=5)
-    assert time.monotonic() - start < 0.5
+    got = _stop_at_once(raw)
     assert got[-1] == "bestmove a1a8"
     assert any(re.match(r"info depth \d+ score mate 1 .* pv a1a8$", g) for g in raw.seen)
 
@@ -276,10 +288,7 @@ def test_stop_and_quit_during_a_search(raw: RawUci) -> None:
     raw.send("position startpos")
     raw.send("go infinite")
     raw.expect("info depth 6", timeout=10)
-    start = time.monotonic()
-    raw.send("stop")
-    raw.expect("bestmove", timeout=5)
-    assert time.monotonic() - start < 0.5
+    _stop_at_once(raw)
     raw.send("go wtime 600000 btime 600000")   # a long clock: the search would run for seconds
     raw.expect("info depth 6", timeout=10)
     start = time.monotonic()
@@ -341,10 +350,7 @@ def test_bestmove_names_a_legal_ponder_move(raw: RawUci) -> None:
     raw.send("go nodes 20000")
     tokens = raw.expect("bestmove")[-1].split()
     assert tokens[2] == "ponder", tokens
-    board = chess.Board()
-    for move in ("e2e4", "e7e5", tokens[1]):
-        board.push_uci(move)
-    assert board.is_legal(chess.Move.from_uci(tokens[3]))
+    assert _legal_after(["e2e4", "e7e5", tokens[1]], tokens[3])
 
 
 def test_go_ponder_waits_even_for_a_mate_and_ponderhit_answers(raw: RawUci) -> None:
@@ -375,24 +381,15 @@ def test_ponderhit_applies_the_clock_from_the_hit(raw: RawUci) -> None:
     assert "soft" in limits and "hard" in limits
     # counted from the ponder start the limits would be spent: the answer would come at once
     assert 0.1 < took < 2.0
-    board = chess.Board()
-    for move in ("e2e4", "e7e5"):
-        board.push_uci(move)
-    assert board.is_legal(chess.Move.from_uci(got[-1].split()[1]))
+    assert _legal_after(["e2e4", "e7e5"], got[-1].split()[1])
 
 
 def test_stop_during_ponder_answers_at_once_and_keeps_the_table(raw: RawUci) -> None:
     raw.send("position startpos moves e2e4 e7e5 g1f3")
     raw.send("go ponder wtime 60000 btime 60000")
     raw.expect("info depth 6", timeout=10)
-    start = time.monotonic()
-    raw.send("stop")
-    got = raw.expect("bestmove", timeout=5)
-    assert time.monotonic() - start < 0.5
-    after_nf3 = chess.Board()
-    for move in ("e2e4", "e7e5", "g1f3"):
-        after_nf3.push_uci(move)
-    assert after_nf3.is_legal(chess.Move.from_uci(got[-1].split()[1]))
+    got = _stop_at_once(raw)
+    assert _legal_after(["e2e4", "e7e5", "g1f3"], got[-1].split()[1])
     # the opponent played another move: the engine's game was put back before g1f3
     raw.send("position startpos moves e2e4 e7e5 b1c3")
     raw.send("go depth 5")
