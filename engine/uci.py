@@ -82,13 +82,19 @@ Output
 ------
 ``info depth D score cp|mate S nodes N nps X time T pv M`` for every completed root iteration,
 printed live: a poller reads ``Engine.completed_iterations()`` while the search runs (iterations it
-missed are printed from ``SearchResult.iterations`` at the end). ``time`` is
-when the front-end saw the iteration (polled every 5 ms). ``pv`` is the root move only (micro-Max
-keeps no PV). Scores: the engine's pawn is 74 units, so ``cp = score*100/74``; an iteration score
-beyond +-7800 is a mate: micro-Max's delayed-loss bonus makes a mate in N moves score 8000-N (and
-being mated in N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final
-``info nodes .. time .. nps ..`` line gives the search's totals (including the original's replay of
-iteration 3 that plays the move).
+missed are printed from ``SearchResult.iterations`` at the end). ``time`` is when the front-end saw
+the iteration (polled every 5 ms). The live ``pv`` is the iteration's root move; once the search has
+played its move, ``info depth D score S pv M ...`` repeats the last iteration with the whole line,
+read from the hash table (``Engine.table_line``, engine/pv.py: micro-Max keeps no PV, but each entry
+keeps its best move), at most D moves. With ``UCI_ShowWDL`` on, every ``score`` is followed by
+``wdl W D L`` (``wdl_per_mille``). With ``UCI_Chess960`` on, castling is read and written as
+king-takes-rook.
+
+Scores: the engine's pawn is 74 units, so ``cp = score*100/74``; an iteration score beyond +-7800
+is a mate: micro-Max's delayed-loss bonus makes a mate in N moves score 8000-N (and being mated in
+N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final ``info nodes .. time ..
+nps ..`` line gives the search's totals (including the original's replay of iteration 3 that plays
+the move).
 
 Opening book
 ------------
@@ -840,21 +846,23 @@ class UciEngine:
         if result.iterations:
             depth, nodes, score, _ = result.iterations[-1]
             line = [result.move] + eng.table_line(min(depth, MAX_PV_PLIES) - 1)
-            self._info_line(board, (depth, nodes, score, result.move), result.time_ms, line)
+            self._info_line(board, (depth, nodes, score, result.move), None, line)
         self._totals_line(result)
         return result.move
 
     def _totals_line(self, result: SearchResult) -> None:
         self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
 
-    def _info_line(self, board: chess.Board, it: tuple[int, int, int, str], elapsed_ms: float,
+    def _info_line(self, board: chess.Board, it: tuple[int, int, int, str], elapsed_ms: float | None,
                    pv: list[str] | None = None) -> None:
-        """One iteration's line; ``pv`` the whole line (after the search), else the iteration's root move."""
+        """One iteration's line; ``pv`` the whole line (after the search, with no counts: the totals line
+        that follows has them), else the iteration's root move."""
         depth, nodes, score, move = it
-        ms = max(1, round(elapsed_ms))
         wdl = " wdl {} {} {}".format(*wdl_per_mille(score)) if self._show_wdl else ""
-        line = (f"info depth {depth} score {uci_score(score)}{wdl} nodes {nodes} "
-                f"nps {round(nodes * 1000 / ms)} time {ms}")
+        line = f"info depth {depth} score {uci_score(score)}{wdl}"
+        if elapsed_ms is not None:
+            ms = max(1, round(elapsed_ms))
+            line += f" nodes {nodes} nps {round(nodes * 1000 / ms)} time {ms}"
         if pv is None:
             root = _legal_uci(board, move)
             pv = [root] if root is not None else []
