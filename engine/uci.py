@@ -110,7 +110,8 @@ game, and the next ``position`` extends it), says ``info string book move <move>
 Tablebases
 ----------
 ``SyzygyPath`` (string, default ``<empty>``: none): a directory of Syzygy tables (``engine/syzygy.py``,
-python-chess). It is opened when set (a bad directory is reported with ``info string`` and ignored).
+python-chess). It is opened when set (a bad directory is ignored, and said with ``info string`` at
+the next search: python-chess warns of any line outside a search).
 With tables, ``go`` (except ``go infinite``) first asks them when the position has few enough pieces
 and no castling rights: their best move (category, then distance, as the bot's tablebase rule) is
 played on the engine like a book move, said with ``info string tablebase move <move> (<verdict>)``,
@@ -363,7 +364,7 @@ class UciEngine:
         self._show_wdl = False                  # UCI_ShowWDL: wdl beside every score
         self._analyse_mode = False              # UCI_AnalyseMode: no book or tablebase move, search
         self._chess960 = False                  # UCI_Chess960: castling as king-takes-rook both ways
-        self._notes: list[str] = []             # said at the next search (python-chess warns otherwise)
+        self._tables_note: str | None = None    # a SyzygyPath problem, said at the next search
 
     # ------------------------------------------------------------------ output
     def send(self, line: str) -> None:
@@ -572,7 +573,7 @@ class UciEngine:
                 self.info_string(f"{exc}: playing without a book")
 
     def _set_tables(self, path: str) -> None:
-        old, self._tables = self._tables, None
+        old, self._tables, self._tables_note = self._tables, None, None
         if old is not None:
             old.close()
         if path in ("", "<empty>"):
@@ -581,7 +582,7 @@ class UciEngine:
             self._tables = SyzygyTables(path)
         except TablesError as exc:
             # said at the next search: python-chess logs any line outside a search as a warning
-            self._notes.append(f"SyzygyPath {exc}: playing without tablebases")
+            self._tables_note = f"SyzygyPath {exc}: playing without tablebases"
 
     def _tablebase_move(self, eng: Engine, board: chess.Board, params: GoParams) -> str | None:
         """The tablebases' best move, played on the engine as a book move is, or None: search."""
@@ -755,8 +756,8 @@ class UciEngine:
                 board: chess.Board) -> None:
         best: str | None = None
         reply: str | None = None
-        notes, self._notes = self._notes, []
-        for note in notes:
+        note, self._tables_note = self._tables_note, None
+        if note is not None:
             self.info_string(note)
         try:
             if params.ponder and moves:

@@ -185,3 +185,14 @@ def test_same_position_again_keeps_the_table_and_searches_deeper(umax: chess.eng
     assert again["string"] == "keep-hash: table kept, took back 1 move(s)"
     assert fresh["string"].startswith("keep-hash: new game")
     assert again["depth"] > fresh["depth"], (again, fresh)
+
+
+def test_analyse_mode_searches_where_play_takes_a_book_move() -> None:
+    # python-chess sets UCI_AnalyseMode itself: on for analyse(), off for play()
+    with chess.engine.SimpleEngine.popen_uci([str(UMAX_ENGINE)], cwd=ROOT, timeout=120) as eng:
+        eng.configure({"OwnBook": True})
+        played = eng.play(chess.Board(), chess.engine.Limit(depth=5), info=chess.engine.INFO_ALL)
+        assert played.info["string"].startswith("book move"), played.info
+        analysed = eng.analyse(chess.Board(), chess.engine.Limit(depth=5))
+        assert "book move" not in analysed.get("string", "") and analysed["depth"] == 5, analysed
+        assert len(analysed["pv"]) > 1
