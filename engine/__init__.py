@@ -10,6 +10,7 @@ Public API (the bot, the UCI front-end and the tests use exactly this)::
     res.move, res.score, res.depth, res.nodes
     res = eng.think(limits=allocate(Clock(60_000, 1_000)))   # the time manager (engine/timeman.py)
     eng.expected_reply()                 # the reply the search expects (a legal UCI move) or None
+    eng.table_line(8)                    # the line the table holds from here: the pv (engine/pv.py)
     eng.ponder("e7e5"); eng.ponderhit(limits) or eng.ponder_miss()   # see engine/ponder.py
     eng.take_back(2)                     # the game without its last 2 moves; the table is kept
 
@@ -19,6 +20,7 @@ Where each part lives:
 - ``search``: the numba search ``D()``, line by line the C original, with a glossary;
 - ``board``: the 0x88 board, FEN and UCI move text; ``keys``: the original's hash-key table;
 - ``ponder``: what acts on a running search from another thread (soft limit, pondering);
+- ``pv``: the principal variation, read from the hash table after a search;
 - ``timeman``: the one time manager (a clock -> the limits of one search);
 - ``book``: Polyglot opening books and the default book; ``syzygy``: local Syzygy tables;
 - ``uci``: the UCI front-end; ``bench``: the benchmark; ``__main__``: ``python -m engine``.

@@ -20,6 +20,7 @@ from engine import board as bd
 from engine.hashsize import ENTRY_BYTES, check_bits
 from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
+from engine.pv import KeyState, table_line
 from engine.result import EngineDesync, IllegalMove, SearchResult
 from engine.search import (
     G_ABORT,
@@ -491,6 +492,15 @@ class Engine:
             return None
         move = _legal_move(self._board, int(entry["X"]) & 0x77, int(entry["Y"]) & 0x77)
         return None if move is None else move.uci()
+
+    def table_line(self, max_plies: int) -> list[str]:
+        """The line the hash table holds from the current position, at most ``max_plies`` moves (after
+        ``think()``: the search's line after the move it played). Only reads the table: engine/pv.py."""
+        self._refuse_while_pondering()
+        with self._lock:
+            g = self._g
+            state = KeyState(b=self._b.copy(), k=int(g[G_K]), E=int(g[G_O]), J=int(g[G_J]), Z=int(g[G_Z]))
+            return table_line(self._hash, self._words, state, self._board, max_plies)
 
     def ponder(self, expected: str) -> None:
         """Play ``expected`` and search the position after it in a background thread, with no limit."""

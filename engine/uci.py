@@ -4,7 +4,8 @@ Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``,
 ``Threads``, ``Move Overhead``, ``Ponder``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
-``OwnBook``, ``Book File``, ``SyzygyPath``. Anything else (and any
+``OwnBook``, ``Book File``, ``SyzygyPath``, and those hosts set for themselves: ``UCI_ShowWDL``,
+``MultiPV`` (1 only), ``UCI_AnalyseMode``, ``UCI_Chess960``, ``UCI_Opponent``. Anything else (and any
 malformed command) is answered with ``info string ...`` and otherwise ignored: the engine never exits
 on bad input, only on ``quit`` or end of input.
 
@@ -78,13 +79,19 @@ Output
 ------
 ``info depth D score cp|mate S nodes N nps X time T pv M`` for every completed root iteration,
 printed live: a poller reads ``Engine.completed_iterations()`` while the search runs (iterations it
-missed are printed from ``SearchResult.iterations`` at the end). ``time`` is
-when the front-end saw the iteration (polled every 5 ms). ``pv`` is the root move only (micro-Max
-keeps no PV). Scores: the engine's pawn is 74 units, so ``cp = score*100/74``; an iteration score
-beyond +-7800 is a mate: micro-Max's delayed-loss bonus makes a mate in N moves score 8000-N (and
-being mated in N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final
-``info nodes .. time .. nps ..`` line gives the search's totals (including the original's replay of
-iteration 3 that plays the move).
+missed are printed from ``SearchResult.iterations`` at the end). ``time`` is when the front-end saw
+the iteration (polled every 5 ms). The live ``pv`` is the iteration's root move; once the search has
+played its move, ``info depth D score S pv M ...`` repeats the last iteration with the whole line,
+read from the hash table (``Engine.table_line``, engine/pv.py: micro-Max keeps no PV, but each entry
+keeps its best move), at most D moves. With ``UCI_ShowWDL`` on, every ``score`` is followed by
+``wdl W D L`` (``wdl_per_mille``). With ``UCI_Chess960`` on, castling is read and written as
+king-takes-rook.
+
+Scores: the engine's pawn is 74 units, so ``cp = score*100/74``; an iteration score beyond +-7800
+is a mate: micro-Max's delayed-loss bonus makes a mate in N moves score 8000-N (and being mated in
+N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final ``info nodes .. time ..
+nps ..`` line gives the search's totals (including the original's replay of iteration 3 that plays
+the move).
 
 Opening book
 ------------
@@ -100,7 +107,8 @@ game, and the next ``position`` extends it), says ``info string book move <move>
 Tablebases
 ----------
 ``SyzygyPath`` (string, default ``<empty>``: none): a directory of Syzygy tables (``engine/syzygy.py``,
-python-chess). It is opened when set (a bad directory is reported with ``info string`` and ignored).
+python-chess). It is opened when set (a bad directory is ignored, and said with ``info string`` at
+the next search: python-chess warns of any line outside a search).
 With tables, ``go`` (except ``go infinite``) first asks them when the position has few enough pieces
 and no castling rights: their best move (category, then distance, as the bot's tablebase rule) is
 played on the engine like a book move, said with ``info string tablebase move <move> (<verdict>)``,
@@ -114,6 +122,7 @@ moves. ``bestmove (none)`` means the side to move has no legal move.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import sys
@@ -126,7 +135,7 @@ from typing import TextIO
 import chess
 
 from engine import Engine, SearchResult, require_move, timeman
-from engine.board import PAWN
+from engine.board import PAWN, move_text
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.follow import first_difference, follow
 from engine.hashsize import bits_for_mb
@@ -144,6 +153,14 @@ MATE_THRESHOLD = 8000 - 200
 POLL_S = 0.005
 HORIZON_RANGE = (5, 100)         # option Time Horizon: timeman's sudden-death horizon, in moves
 SOFT_PERCENT_RANGE = (10, 200)   # option Time Soft Percent: timeman's soft limit, percent of the target
+MAX_PV_PLIES = 32                # the pv read from the table after a search (engine/pv.py): at most this long
+# UCI_ShowWDL's model: P(win) = 1 / (1 + exp((WDL_MID_CP - cp) / WDL_SCALE_CP)), P(loss) the same with -cp.
+# A logistic in centipawns as engines use (a score of WDL_MID_CP wins half the games); the two numbers
+# are this project's choice, not fitted to umax's games.
+WDL_MID_CP, WDL_SCALE_CP = 100, 60
+# Options a host sets that are accepted (and declared, so python-chess lets a host set them) but change
+# nothing in the search: docs/ENGINE.md says why for each.
+ACCEPTED_AND_IGNORED = ("uci_opponent",)
 
 
 def uci_score(score: int) -> str:
@@ -152,6 +169,36 @@ def uci_score(score: int) -> str:
         n = max(1, 8000 - abs(score))
         return f"mate {n if score > 0 else -n}"
     return f"cp {round(score * 100 / PAWN)}"
+
+
+def wdl_per_mille(score: int) -> tuple[int, int, int]:
+    """The engine's score (from the side to move) as UCI ``wdl``: wins, draws, losses per mille.
+
+    A mate for the side to move is 1000 0 0, being mated 0 0 1000; otherwise the logistic above in
+    centipawns (uci_score's cp). Wins exceed losses exactly when the score is positive."""
+    if abs(score) > MATE_THRESHOLD:
+        return (1000, 0, 0) if score > 0 else (0, 0, 1000)
+    return wdl_from_cp(round(score * 100 / PAWN))
+
+
+def wdl_from_cp(cp: int) -> tuple[int, int, int]:
+    """UCI_ShowWDL's model for a score of ``cp`` centipawns: wins, draws, losses per mille."""
+    win = round(1000 / (1 + math.exp((WDL_MID_CP - cp) / WDL_SCALE_CP)))
+    loss = round(1000 / (1 + math.exp((WDL_MID_CP + cp) / WDL_SCALE_CP)))
+    return win, 1000 - win - loss, loss
+
+
+def host_moves(board: chess.Board, moves: list[str], chess960: bool) -> list[str]:
+    """The project's move texts (castling as the king's step where it can be) as the host wants them:
+    with UCI_Chess960 on, every castling as king-takes-rook (e1h1); the moves follow from ``board``."""
+    if not chess960:
+        return list(moves)
+    board, out = board.copy(), []
+    for text in moves:
+        move = board.parse_uci(text)
+        out.append(board.uci(move, chess960=True))
+        board.push(move)
+    return out
 
 
 def eng_iterations(result: SearchResult | None) -> list[tuple[int, int, int, str]]:
@@ -229,9 +276,12 @@ def parse_go(tokens: list[str]) -> tuple[GoParams, list[str]]:
     return params, problems
 
 
-def parse_position(tokens: list[str]) -> tuple[str | None, list[str], chess.Board]:
+def parse_position(tokens: list[str], chess960: bool = False) -> tuple[str | None, list[str], chess.Board]:
     """Parse ``position``'s arguments: (start FEN or None for the initial position, moves, final board).
 
+    ``chess960`` (option UCI_Chess960): the FEN's castling rights may name rooks off their corners and
+    castlings come as king-takes-rook. The moves are returned in the project's text (castling as the
+    king's step where it can be, engine/board.py ``move_text``), the form ``Engine.moves`` keeps.
     Raises ValueError with a readable message on anything malformed or illegal.
     """
     if not tokens:
@@ -243,10 +293,10 @@ def parse_position(tokens: list[str]) -> tuple[str | None, list[str], chess.Boar
         head, move_tokens = tokens, []
     if head == ["startpos"]:
         fen = None
-        board = chess.Board()
+        board = chess.Board(chess960=chess960)
     elif head and head[0] == "fen" and len(head) > 1:
         try:
-            board = chess.Board(" ".join(head[1:]))
+            board = chess.Board(" ".join(head[1:]), chess960=chess960)
         except ValueError as exc:
             raise ValueError(f"bad FEN {' '.join(head[1:])!r}: {exc}") from None
         if not board.is_valid():
@@ -262,8 +312,8 @@ def parse_position(tokens: list[str]) -> tuple[str | None, list[str], chess.Boar
             raise ValueError(f"illegal or malformed move {text!r} in {board.fen()}") from None
         if move == chess.Move.null():
             raise ValueError(f"null move {text!r} in {board.fen()}")
+        moves.append(move_text(board, move))
         board.push(move)
-        moves.append(move.uci())
     return fen, moves, board
 
 
@@ -299,6 +349,11 @@ class UciEngine:
         self._done.set()
         self._stop = threading.Event()
         self._pondering = False                 # the search under way is a go ponder
+        # what a host sets for itself (docs/ENGINE.md "Options hosts set")
+        self._show_wdl = False                  # UCI_ShowWDL: wdl beside every score
+        self._analyse_mode = False              # UCI_AnalyseMode: no book or tablebase move, search
+        self._chess960 = False                  # UCI_Chess960: castling as king-takes-rook both ways
+        self._tables_note: str | None = None    # a SyzygyPath problem, said at the next search
 
     # ------------------------------------------------------------------ output
     def send(self, line: str) -> None:
@@ -369,7 +424,30 @@ class UciEngine:
         self.send(f"option name Time Soft Percent type spin default {round(100 * timeman.SOFT_FACTOR)} "
                   f"min {SOFT_PERCENT_RANGE[0]} max {SOFT_PERCENT_RANGE[1]}")
         self.send(f"option name Time Adaptive type check default {str(TimeParams().adaptive).lower()}")
+        self._declare_host_options()
         self.send("uciok")
+
+    def _declare_host_options(self) -> None:
+        """The options hosts set for themselves (lichess-bot's template sets UCI_ShowWDL; python-chess
+        refuses to set an option the engine did not declare, and to play Chess960 without UCI_Chess960)."""
+        self.send("option name MultiPV type spin default 1 min 1 max 1")
+        self.send("option name UCI_ShowWDL type check default false")
+        self.send("option name UCI_AnalyseMode type check default false")
+        self.send("option name UCI_Chess960 type check default false")
+        self.send("option name UCI_Opponent type string default <empty>")
+
+    def _set_host_option(self, key: str, name: str, value: str) -> bool:
+        """setoption for the options of _declare_host_options; False for any other option."""
+        flags = {"uci_showwdl": "_show_wdl", "uci_analysemode": "_analyse_mode", "uci_chess960": "_chess960"}
+        if key in flags:
+            if (flag := self._check(name, value)) is not None:
+                setattr(self, flags[key], flag)
+        elif key == "multipv":
+            if value.strip() != "1":
+                self.info_string(f"MultiPV {value!r}: this engine shows one line only (MultiPV 1)")
+        elif key not in ACCEPTED_AND_IGNORED:
+            return False
+        return True
 
     def _cmd_debug(self, args: list[str]) -> None:
         if args in (["on"], ["off"]):
@@ -404,6 +482,8 @@ class UciEngine:
         else:
             name, value = " ".join(args[1:]), ""
         key = name.lower()
+        if self._set_host_option(key, name, value):
+            return
         if key == "hash":
             try:
                 mb = int(value)
@@ -468,7 +548,7 @@ class UciEngine:
                 self.info_string(f"{exc}: playing without a book")
 
     def _set_tables(self, path: str) -> None:
-        old, self._tables = self._tables, None
+        old, self._tables, self._tables_note = self._tables, None, None
         if old is not None:
             old.close()
         if path in ("", "<empty>"):
@@ -476,12 +556,13 @@ class UciEngine:
         try:
             self._tables = SyzygyTables(path)
         except TablesError as exc:
-            self.info_string(f"{exc}: playing without tablebases")
+            # said at the next search: python-chess logs any line outside a search as a warning
+            self._tables_note = f"SyzygyPath {exc}: playing without tablebases"
 
     def _tablebase_move(self, eng: Engine, board: chess.Board, params: GoParams) -> str | None:
         """The tablebases' best move, played on the engine as a book move is, or None: search."""
         tables = self._tables
-        if tables is None or params.infinite or not covered(board, tables.max_pieces):
+        if tables is None or params.infinite or self._analyse_mode or not covered(board, tables.max_pieces):
             return None
         best = choose(tables.answer(board.copy()).moves)
         if best is None:
@@ -493,7 +574,7 @@ class UciEngine:
     def _book_move(self, eng: Engine, board: chess.Board, params: GoParams) -> str | None:
         """A book move, played on the engine (keep-hash and draw locks follow it), or None: search."""
         book = self._book
-        if book is None or params.infinite:
+        if book is None or params.infinite or self._analyse_mode:
             return None
         move = book.move(board)
         if move is not None:
@@ -511,7 +592,7 @@ class UciEngine:
 
     def _cmd_position(self, args: list[str]) -> None:
         try:
-            fen, moves, board = parse_position(args)
+            fen, moves, board = parse_position(args, chess960=self._chess960)
         except ValueError as exc:
             self.info_string(f"malformed position ignored: {exc}")
             return
@@ -626,6 +707,9 @@ class UciEngine:
                 board: chess.Board) -> None:
         best: str | None = None
         reply: str | None = None
+        note, self._tables_note = self._tables_note, None
+        if note is not None:
+            self.info_string(note)
         try:
             if params.ponder and moves:
                 best, played = self._ponder(params, fen, moves, board)
@@ -648,6 +732,9 @@ class UciEngine:
         while (params.infinite or (params.ponder and self._ponderhit_at is None)) and not self._stop.is_set():
             self._stop.wait(POLL_S)
         self._done.set()
+        if best is not None:
+            best, *rest = host_moves(board, [best] + ([reply] if reply else []), self._chess960)
+            reply = rest[0] if rest else None
         self.send(f"bestmove {best or '(none)'}" + (f" ponder {reply}" if reply else ""))
 
     def _ponder(self, params: GoParams, fen: str | None, moves: list[str],
@@ -701,21 +788,38 @@ class UciEngine:
         result = outcome["result"]
         for it in result.iterations[printed:]:
             self._info_line(board, it, result.time_ms)
-        self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
         if require_move(result, board).move is None:   # (a bug raises: _search answers a legal move)
+            self._totals_line(result)
             return None
-        if not board.is_legal(chess.Move.from_uci(result.move)):
-            raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}")
+        try:   # parse_uci, not is_legal: a board in Chess960 mode knows castling as e1h1, not e1g1
+            board.parse_uci(result.move)
+        except ValueError:
+            raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}") from None
+        if result.iterations:
+            depth, nodes, score, _ = result.iterations[-1]
+            line = [result.move] + eng.table_line(min(depth, MAX_PV_PLIES) - 1)
+            self._info_line(board, (depth, nodes, score, result.move), None, line)
+        self._totals_line(result)
         return result.move
 
-    def _info_line(self, board: chess.Board, it: tuple[int, int, int, str], elapsed_ms: float) -> None:
+    def _totals_line(self, result: SearchResult) -> None:
+        self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
+
+    def _info_line(self, board: chess.Board, it: tuple[int, int, int, str], elapsed_ms: float | None,
+                   pv: list[str] | None = None) -> None:
+        """One iteration's line; ``pv`` the whole line (after the search, with no counts: the totals line
+        that follows has them), else the iteration's root move."""
         depth, nodes, score, move = it
-        ms = max(1, round(elapsed_ms))
-        line = (f"info depth {depth} score {uci_score(score)} nodes {nodes} nps {round(nodes * 1000 / ms)} "
-                f"time {ms}")
-        pv = _legal_uci(board, move)
-        if pv is not None:
-            line += f" pv {pv}"
+        wdl = " wdl {} {} {}".format(*wdl_per_mille(score)) if self._show_wdl else ""
+        line = f"info depth {depth} score {uci_score(score)}{wdl}"
+        if elapsed_ms is not None:
+            ms = max(1, round(elapsed_ms))
+            line += f" nodes {nodes} nps {round(nodes * 1000 / ms)} time {ms}"
+        if pv is None:
+            root = _legal_uci(board, move)
+            pv = [root] if root is not None else []
+        if pv:
+            line += " pv " + " ".join(host_moves(board, pv, self._chess960))
         self.send(line)
 
 

@@ -3,7 +3,7 @@ game the opponent never starts, the claim of a win from an opponent who left, an
 
 The game thread (bot/games/game.py) gathers the facts (its settings, our scores, the ply, the clocks)
 and acts on the answer (a request to the server, a timer); nothing here needs a thread, a socket or a
-clock, so each rule is tested with the data alone (tests/test_bot_rules.py).
+clock, so each rule is tested with the data alone (tests/bot/games/test_rules.py).
 """
 
 from __future__ import annotations

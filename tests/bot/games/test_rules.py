@@ -1,5 +1,5 @@
 """A game's decisions as plain data in, decision out (bot/games/rules.py, stale.py, played.py,
-memory.py): no thread, no server, no engine. tests/test_bot_game.py drives the same rules through a
+memory.py): no thread, no server, no engine. tests/bot/games/test_game.py drives the same rules through a
 game and a sandbox."""
 
 from __future__ import annotations

@@ -162,13 +162,18 @@ def test_uci_syzygypath_plays_the_tables_move_and_reports_a_bad_directory(tmp_pa
         assert "option name SyzygyPath type string default <empty>" in raw.expect("uciok", timeout=120)
         raw.send(f"setoption name SyzygyPath value {tmp_path}")
         raw.send("isready")
-        said = raw.expect("readyok")
+        assert raw.expect("readyok") == ["readyok"]   # python-chess warns of any line outside a search
+        raw.send("position startpos")
+        raw.send("go depth 2")
+        said = raw.expect("bestmove")                 # the bad directory is said at the next search
         assert any("no Syzygy tables" in line and "without tablebases" in line for line in said)
-        raw.send(f"setoption name SyzygyPath value {SYZYGY}")
+        raw.send(f"setoption name SyzygyPath value {tmp_path}")
+        raw.send(f"setoption name SyzygyPath value {SYZYGY}")   # a good one after a bad one: nothing to say
         raw.send(f"position fen {KRKP_DRAW_ROOK}")  # 18 of 20 moves lose: a search may well pick one
         raw.send("go depth 2")
         lines = raw.expect("bestmove")
         assert lines[-2].startswith("info string tablebase move ")
+        assert not any("SyzygyPath" in line for line in lines)   # the bad directory's note went with it
         move = lines[-1].split()[1]
         assert move in ("f7e7", "f7f3")
         assert after(oracle, KRKP_DRAW_ROOK, move)[0] == 0  # the draw is kept
