@@ -54,10 +54,13 @@ def test_the_opponents_moves_are_the_named_lines_and_the_engines_near_best() -> 
 @pytest.mark.parametrize(("stockfish_cp", "umax_pawns", "verdict"), [
     (30, -0.2, None),           # the usual: both near equality
     (-40, -0.7, "poor"),        # micro-Max finds the bot worse than the floor
-    (-52, 0.49, "disagree"),    # a pawn up for micro-Max, half a pawn down for Stockfish (1.01 apart)
-    (150, -0.2, "disagree"),    # compensation micro-Max does not see
+    (-52, 0.49, "optimistic"),  # a pawn up for micro-Max, half a pawn down for Stockfish (1.01 apart)
+    (-40, 0.59, None),          # 0.99 apart
+    (150, -0.2, None),          # Stockfish sees an edge micro-Max does not: still a sound position
+    (45, 2.24, "optimistic"),   # micro-Max sees material won that is not there
     (500, 2.5, None),           # both clearly winning: clamped to 2 pawns, they agree
     (900, 1.2, None),           # Stockfish's 9 pawns are 2 after the clamp: 0.8 apart
+    (-900, -1.2, "poor"),
 ])
 def test_micro_max_check(stockfish_cp: int, umax_pawns: float, verdict: str | None) -> None:
     rules = TreeRules(umax_floor_pawns=-0.6, umax_gap_pawns=1.0, clamp_pawns=2.0)

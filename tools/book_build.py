@@ -335,7 +335,8 @@ def _cmd_deep(args: argparse.Namespace) -> int:
     from tools.book_tree import TreeRules
 
     rules = TreeRules(max_ply=args.max_ply, min_reach=1 / args.min_reach_inverse,
-                      max_positions=args.max_positions)
+                      max_positions=args.max_positions, umax_floor_pawns=args.umax_floor,
+                      umax_gap_pawns=args.umax_gap)
     data, tree, analyser = build(rules, args.nodes, args.umax_depth, Path(args.cache) if args.cache else None)
     out = Path(args.out)
     _write(out, data)
@@ -397,6 +398,10 @@ def _deep_parser(sub: argparse._SubParsersAction) -> None:
                    help="extend lines a game follows at least once in this many (default %(default)s)")
     d.add_argument("--max-positions", type=int, default=rules.max_positions,
                    help="expand at most this many positions (default %(default)s)")
+    d.add_argument("--umax-floor", type=float, default=rules.umax_floor_pawns,
+                   help="drop a bot move if micro-Max then finds the bot worse (pawns, default %(default)s)")
+    d.add_argument("--umax-gap", type=float, default=rules.umax_gap_pawns,
+                   help="... or better than Stockfish does by more than this (pawns; default %(default)s)")
     d.add_argument("--report", help="also write every checked bot move to this TSV file")
 
 

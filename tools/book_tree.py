@@ -19,10 +19,13 @@ position of the White tree and a Black-to-move one of the Black tree never share
 * **micro-Max's check** (`umax_verdict`): after each bot move the bot's own search scores the position
   (fixed depth) and Stockfish's score of the move is known; both in pawns from the bot's side, clamped
   to +-`clamp_pawns` (beyond that both say "clearly better/worse"). The move is dropped when micro-Max
-  finds the bot worse than `umax_floor_pawns`, or when the two differ by more than `umax_gap_pawns`
-  (micro-Max would steer by a judgement of the position that the strong engine does not share, e.g.
-  a gambit whose compensation it cannot see). A bot node whose every move is dropped is out of book:
-  the line stops before the move micro-Max would handle badly.
+  finds the bot worse than `umax_floor_pawns` ("poor": it would play the position as a lost cause,
+  e.g. a pawn it counts lost where Stockfish sees it won back), or better than Stockfish does by more
+  than `umax_gap_pawns` ("optimistic": it would steer by an advantage that is not there, e.g. holding
+  on to the Queen's Gambit's c4 pawn). The other way round, Stockfish finding the bot much better
+  than micro-Max does, is kept: the bot's search plays such a position soundly, only without seeing
+  all of its edge. A bot node whose every move is dropped is out of book: the line stops before the
+  move micro-Max would handle badly.
 * **How far** (`grow`): a line's *reach* is the product of the chances of its moves (the bot's by its
   weights, the opponent's as above): the chance a game follows it. Positions are expanded best-first,
   highest reach first (ties by ply, then order of discovery), while the reach is at least `min_reach`,
@@ -108,8 +111,8 @@ def umax_verdict(stockfish_cp: int, umax_pawns: float, rules: TreeRules) -> str 
     um = max(-clamp, min(clamp, umax_pawns))
     if um < rules.umax_floor_pawns:
         return "poor"
-    if abs(um - sf) > rules.umax_gap_pawns:
-        return "disagree"
+    if um - sf > rules.umax_gap_pawns:
+        return "optimistic"
     return None
 
 
