@@ -15,6 +15,9 @@ Contract::
   ascending order (python-chess finds a position by binary search, so an unsorted file would
   silently miss positions). Anything else raises ``BookError`` naming the file and the fault, so a
   bad file fails when the program starts, never in the middle of a game.
+* **Named by path or built-in name.** A name with no folder that is not a file where the program runs
+  is looked up among the built-in books (``engine/data/``): ``umax-book.bin`` (the default, the
+  named lines) or ``umax-book-deep.bin`` (carried on by Stockfish's analysis; tools/book_deep.py).
 * **Several files are merged by summing.** The weights that all files give the same move in the
   same position are added up; a move that only one file knows keeps that file's weight. (Summing
   rather than "first file wins" lets a small personal book tilt a large general one without
@@ -49,9 +52,12 @@ from pathlib import Path
 import chess
 import chess.polyglot
 
-__all__ = ["Book", "BookError", "BookSettings", "DEFAULT_BOOK", "CHOICES"]
+__all__ = ["Book", "BookError", "BookSettings", "BOOK_DIR", "DEFAULT_BOOK", "DEEP_BOOK", "CHOICES",
+           "book_path"]
 
-DEFAULT_BOOK: Path = Path(__file__).resolve().parent / "data" / "umax-book.bin"
+BOOK_DIR: Path = Path(__file__).resolve().parent / "data"     # the built-in books
+DEFAULT_BOOK: Path = BOOK_DIR / "umax-book.bin"                 # the named lines, filtered by the engine
+DEEP_BOOK: Path = BOOK_DIR / "umax-book-deep.bin"               # carried on by Stockfish's analysis
 CHOICES = ("weighted", "best", "uniform")
 ENTRY_SIZE = 16                       # Polyglot: key u64, move u16, weight u16, learn u32, big-endian
 _KEY = struct.Struct(">Q")
@@ -59,6 +65,16 @@ _KEY = struct.Struct(">Q")
 
 class BookError(ValueError):
     """A book file that cannot be used; the message names the file and what is wrong with it."""
+
+
+def book_path(name: str) -> str:
+    """A book file as named in the settings: the path itself when it exists or names a folder; else, a
+    bare file name of a built-in book (``umax-book-deep.bin``) is that book in ``BOOK_DIR``, so an
+    owner can name one without knowing where the package is installed."""
+    if os.path.exists(name) or os.path.dirname(name):
+        return name
+    built_in = BOOK_DIR / name
+    return str(built_in) if built_in.is_file() else name
 
 
 @dataclass(frozen=True)
@@ -77,7 +93,7 @@ class BookSettings:
     def __post_init__(self) -> None:
         if isinstance(self.paths, (str, os.PathLike)) or not self.paths:
             raise ValueError(f"paths must be a non-empty tuple of file names, got {self.paths!r}")
-        object.__setattr__(self, "paths", tuple(os.fspath(p) for p in self.paths))
+        object.__setattr__(self, "paths", tuple(book_path(os.fspath(p)) for p in self.paths))
         if self.choice not in CHOICES:
             raise ValueError(f"choice must be one of {', '.join(CHOICES)}, got {self.choice!r}")
         for name in ("max_ply", "min_weight"):

@@ -1,7 +1,11 @@
 """The default opening book: built from named opening lines, filtered by the engine's own search.
 
     python -m tools.book_build build [--out PATH] [--nodes N] [--threshold PAWNS] [--jobs N]
+    python -m tools.book_build deep [--out PATH] [--cache PATH] [--nodes N] [--max-positions N] ...
     python -m tools.book_build stats [PATH] [--max-ply N]
+
+``build`` writes the default book (below); ``deep`` the book carried on by Stockfish's analysis
+(`tools/book_deep.py`, its rules in `tools/book_tree.py`).
 
 Source. ``tools/data/openings/*.tsv``: the 3,807 named lines of lichess-org/chess-openings (CC0
 1.0, copied unchanged into the repository with ``COPYING.txt``, so a clone builds without network).
@@ -46,7 +50,7 @@ import chess
 import chess.polyglot
 
 from engine.board import PAWN
-from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
+from engine.book import DEEP_BOOK, DEFAULT_BOOK, Book, BookError, BookSettings
 
 SOURCE_DIR = Path(__file__).resolve().parent / "data" / "openings"
 NODE_BUDGET = 10000         # per search: depth 6-7 in the opening (iterations overshoot it)
@@ -192,11 +196,17 @@ def engine_filter(positions: dict[int, _Position], node_budget: int, threshold_p
 
 
 # ---------------------------------------------------------------------------- writing
-def encode(positions: dict[int, _Position]) -> bytes:
-    """The Polyglot file: entries sorted by (key, weight descending, move code), learn 0."""
-    entries = sorted((key, -min(count, 0xFFFF), pos.raw[uci])
-                     for key, pos in positions.items() for uci, count in pos.moves.items())
+def encode_rows(rows: Iterable[tuple[int, int, int]]) -> bytes:
+    """(key, Polyglot move code, weight) rows as a Polyglot file: sorted by (key, weight descending,
+    move code), weights capped at 65,535, learn 0. The same rows in any order give the same bytes."""
+    entries = sorted((key, -min(weight, 0xFFFF), raw) for key, raw, weight in rows)
     return b"".join(ENTRY.pack(key, raw, -neg_weight, 0) for key, neg_weight, raw in entries)
+
+
+def encode(positions: dict[int, _Position]) -> bytes:
+    """The named-lines book: a move's weight is its number of lines."""
+    return encode_rows((key, pos.raw[uci], count)
+                       for key, pos in positions.items() for uci, count in pos.moves.items())
 
 
 def build_bytes(rows: Sequence[Row], node_budget: int | None = NODE_BUDGET,
@@ -320,6 +330,26 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_deep(args: argparse.Namespace) -> int:
+    from tools.book_deep import build, describe, reach_stats, write_report
+    from tools.book_tree import TreeRules
+
+    rules = TreeRules(max_ply=args.max_ply, min_reach=1 / args.min_reach_inverse,
+                      max_positions=args.max_positions, umax_floor_pawns=args.umax_floor,
+                      umax_gap_pawns=args.umax_gap)
+    data, tree, analyser = build(rules, args.nodes, args.umax_depth, Path(args.cache) if args.cache else None)
+    out = Path(args.out)
+    _write(out, data)
+    print(f"{analyser.new_sf} Stockfish and {analyser.new_umax} micro-Max analyses computed this run")
+    print(describe(tree, rules))
+    if args.report:
+        write_report(Path(args.report), tree)
+    stats = book_stats(str(out))
+    print(f"book {out}: {stats.size_bytes:,} bytes, {stats.entries:,} entries, {stats.positions:,} positions")
+    print(reach_stats(str(out), rules.max_ply))
+    return 0
+
+
 def _cmd_stats(args: argparse.Namespace) -> int:
     try:
         print(book_stats(args.path, args.max_ply).describe(args.path))
@@ -342,6 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)),
                    help="processes for the searches (the result does not depend on it)")
     b.add_argument("--show", type=int, default=20, help="print this many of the dropped moves, worst first")
+    _deep_parser(sub)
     s = sub.add_parser("stats", help="size, entries, depth and distinct lines of a Polyglot book")
     s.add_argument("path", nargs="?", default=str(DEFAULT_BOOK))
     s.add_argument("--max-ply", type=int, default=STATS_MAX_PLY,
@@ -349,9 +380,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _deep_parser(sub: argparse._SubParsersAction) -> None:
+    from tools.book_deep import NODES, UMAX_DEPTH
+    from tools.book_tree import TreeRules
+
+    rules = TreeRules()
+    d = sub.add_parser("deep", help="build the deep book from Stockfish's analysis (resumable; hours)")
+    d.add_argument("--out", default=str(DEEP_BOOK),
+                   help="where to write it (default engine/data/umax-book-deep.bin)")
+    d.add_argument("--cache", help="the analyses file (default ~/.cache/umax-bot/book-deep-<settings>.jsonl)")
+    d.add_argument("--nodes", type=int, default=NODES,
+                   help="Stockfish's nodes per position (default %(default)s)")
+    d.add_argument("--umax-depth", type=int, default=UMAX_DEPTH,
+                   help="micro-Max's search depth for its check (default %(default)s)")
+    d.add_argument("--max-ply", type=int, default=rules.max_ply, help="longest line (default %(default)s)")
+    d.add_argument("--min-reach-inverse", type=float, default=round(1 / rules.min_reach),
+                   help="extend lines a game follows at least once in this many (default %(default)s)")
+    d.add_argument("--max-positions", type=int, default=rules.max_positions,
+                   help="expand at most this many positions (default %(default)s)")
+    d.add_argument("--umax-floor", type=float, default=rules.umax_floor_pawns,
+                   help="drop a bot move if micro-Max then finds the bot worse (pawns, default %(default)s)")
+    d.add_argument("--umax-gap", type=float, default=rules.umax_gap_pawns,
+                   help="... or better than Stockfish does by more than this (pawns; default %(default)s)")
+    d.add_argument("--report", help="also write every checked bot move to this TSV file")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return _cmd_build(args) if args.command == "build" else _cmd_stats(args)
+    commands = {"build": _cmd_build, "deep": _cmd_deep, "stats": _cmd_stats}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
