@@ -438,6 +438,18 @@ class Sandbox:
             move_clocks=tuple(g.move_clocks),
         )
 
+    def san_moves(self, gid: str) -> list[str]:
+        """The game's moves numbered in SAN as a person reads them: "1. e4", "1... e5", "2. Nf3"."""
+        with self.world.cond:
+            g = self.world.get_game(gid)
+            board, stack = g.board.root(), list(g.board.move_stack)
+        out = []
+        for mv in stack:
+            dots = "." if board.turn == chess.WHITE else "..."
+            out.append(f"{board.fullmove_number}{dots} {board.san(mv)}")
+            board.push(mv)
+        return out
+
     def wait_game_over(self, gid: str, timeout: float = 10.0) -> str:
         """Waits for the game to end; returns its status ("started" on timeout)."""
         with self.world.cond:
