@@ -21,8 +21,6 @@ from typing import Any, Iterable
 import chess
 import chess.engine
 
-from .state import CORRESPONDENCE_MS
-
 
 @dataclass
 class OpponentView:
@@ -35,6 +33,7 @@ class OpponentView:
     my_time_ms: float
     their_time_ms: float
     increment_ms: int
+    clocked: bool = True       # False in correspondence and unlimited games (the times mean nothing)
 
     @property
     def moves_normalized(self) -> list[str]:
@@ -259,7 +258,7 @@ class UciOpponent(Opponent):
     def _limit(self, view: OpponentView) -> chess.engine.Limit:
         if self.movetime_s is not None:
             return chess.engine.Limit(time=self.movetime_s)
-        if view.my_time_ms >= CORRESPONDENCE_MS:  # no clock: a second a move
+        if not view.clocked:  # correspondence or unlimited: a second a move
             return chess.engine.Limit(time=1.0)
         mine, theirs = max(view.my_time_ms, 0) / 1000, max(view.their_time_ms, 0) / 1000
         white, black = (mine, theirs) if view.color == "white" else (theirs, mine)
