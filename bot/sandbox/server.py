@@ -487,17 +487,8 @@ class Handler(BaseHTTPRequestHandler):
         """lila Api.user -> UserApi.extended; an unknown user is ApiResult.NoData: 404 "Not found"."""
         w = self.world
         with w.cond:
-            p = w.known_players().get(username.lower())
-            if p is None:
-                raise ApiError(404, "Not found")
-            if p is w.bot:
-                ratings = w.bot_ratings
-            elif p.id in w.sparring:
-                ratings = w.sparring[p.id].ratings
-            else:
-                ratings = dict.fromkeys(wire.RATED_SPEEDS, p.rating)
-            live = [g for g in w.games.values() if g.status == "started" and p in (g.white, g.black)]
-            url = f"{w.base_url()}/{live[0].id}" if live else None
+            p, ratings, game_id = w.public_user(username)
+            url = f"{w.base_url()}/{game_id}" if game_id else None
             return wire.user_extended_json(p, ratings, url, w.base_url(), int(time.time() * 1000))
 
     def h_export(self, query: dict[str, str], body: Any, gid: str) -> None:

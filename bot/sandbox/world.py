@@ -169,6 +169,22 @@ class World(GameRules):
             waiting = any(c.status == "created" and p is c.challenger for c in self.challenges.values())
             return playing or waiting, playing
 
+    def public_user(self, name: str) -> tuple[Player, dict[str, int], str | None]:
+        """lila UserApi.extended's facts: the account, its ratings per speed, the game it is playing
+        (an id or None); an unknown name is ApiResult.NoData, 404 "Not found"."""
+        with self.cond:
+            p = self.known_players().get(name.lower())
+            if p is None:
+                raise ApiError(404, "Not found")
+            if p is self.bot:
+                ratings = dict(self.bot_ratings)
+            elif p.id in self.sparring:
+                ratings = dict(self.sparring[p.id].ratings)
+            else:
+                ratings = dict.fromkeys(wire.RATED_SPEEDS, p.rating)
+            live = [g.id for g in self.games.values() if g.status == "started" and p in (g.white, g.black)]
+            return p, ratings, live[0] if live else None
+
     def create_outgoing(self, dest: str, form: dict[str, Any]) -> Challenge:
         """lila Challenge.apiCreate for the bot as challenger: the form (ApiConfig), the destination,
         Granter's bot rules and BotLimit. Raises ApiError as lila answers."""
