@@ -191,6 +191,10 @@ class Handler(BaseHTTPRequestHandler):
         return {k: v[0] for k, v in parse_qs(text, keep_blank_values=True).items()}
 
     def _log(self, status: int, headers: dict[str, str] | None = None) -> None:
+        if not 200 <= status < 300:  # one line for each answer a client has to handle
+            note = " (not served by the sandbox: lila's answer to an unknown route)"
+            note = note if self._not_served else ""
+            log.info("%s %s -> %d%s", self.command, self.path, status, note)
         retry_after = (headers or {}).get("Retry-After")
         self.app.log_request(self.command, self.path, status, arrived=getattr(self, "_arrived", None),
                              retry_after=retry_after)
@@ -258,6 +262,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(answer.status, answer.body)
 
     def _drop(self, served_status: int | None = None) -> None:
+        log.info("%s %s -> connection dropped (a fault rule)", self.command, self.path)
         self.close_connection = True
         self.app.log_request(self.command, self.path, 0, arrived=getattr(self, "_arrived", None),
                              served_status=served_status)
@@ -268,6 +273,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         self._arrived = time.monotonic()  # the request line and headers are in
+        self._not_served = False
         self._lose_answer = False
         try:
             body = self._read_body()
@@ -337,10 +343,9 @@ class Handler(BaseHTTPRequestHandler):
         return sent == f"Bearer {self.app.token}"
 
     def _unserved(self, method: str, path: str) -> None:
-        """A request the sandbox cannot serve: one log line naming it (and a note for tests)."""
-        line = f"{method} {path}"
-        self.app.unserved.append(line)
-        log.warning("the sandbox does not serve %s (answered as lila answers an unknown route)", line)
+        """A request the sandbox cannot serve: its answer's log line says so (and a note for tests)."""
+        self.app.unserved.append(f"{method} {path}")
+        self._not_served = True  # _log names it in its line
 
     def _require_bot(self) -> None:
         if not self.world.bot_account:
