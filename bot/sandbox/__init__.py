@@ -15,11 +15,17 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   POST /api/challenge/{id}/accept, /decline        (JSON {"reason": ...} or form body)
   GET  /api/bot/online[?nb=N]                      (ndjson of the online sparring bots, and the bot itself
                                                     while its event stream is open)
-  POST /api/challenge/{username}                   (the bot challenges a sparring bot: form or JSON body)
+  POST /api/challenge/{username}                   (the bot challenges a sparring bot: form or JSON body;
+                                                    keepAliveStream=true: ndjson, then {"done": ...})
   POST /api/challenge/{id}/cancel
   GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
-       /takeback/{word}, /claim-victory
+       /takeback/{word}, /claim-victory, /claim-draw   (any other /api/bot/ path: 404 "No such command")
+  POST /api/token/test                             (the tokens as text; no Authorization needed)
+  GET  /api/users/status?ids=, /api/user/{name}    (no token needed; false flags left out)
+  GET  /game/export/{id}                           (PGN with %clk per move; JSON with Accept: application/
+                                                    json; a game in play without its last 3 plies; export.py)
+  POST /team/{id}/join                             (403: a bot token lacks team:write)
   POST /api/tournament/{id}/join, /withdraw        arenas (arenas.py): Sandbox.add_arena(...), pairing
   GET  /api/tournament/{id}                        passes that pick up the joined bot, tournamentId in
   POST /api/swiss/{id}/join, GET /api/swiss/{id}   gameStart/gameFull; a Swiss refuses bots (403)
@@ -30,7 +36,8 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/cloud-eval?fen=&multiPv=               the cloud evaluation's (404: not analysed; no token)
   GET  /cdb.php?action=querybest|queryall&board=   chessdb's (JSON; no token); all three answer from the
                                                    built-in book, switches in .online (see online.py)
-Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true}.
+Wrong bearer token -> 401 {"error": ...}; refused moves -> 400 {"error": ...}; successes -> {"ok": true};
+a route nobody serves -> lila's HTML 404 page, named in one log line (Sandbox.unserved).
 
 Answers as lila gives them (each rule's docstring names the lila file/function it mirrors):
   move: "Invalid UCI: zz" / "Piece on e2 cannot move to e5" / "Not your turn, or game already over" (400);
@@ -136,7 +143,7 @@ insufficientMaterialClaim/claim-victory ("timeout") with Lichess status names an
 Opponents (one fresh instance per game): ScriptedOpponent(moves, then=None, think_s=None) with entries
 "e7e5", "offer-draw:e7e5", "offer-draw", "accept-draw", "decline-draw", "takeback", "resign", "abort",
 "wait:<s>", "gone", "back", "chat:<text>", "idle"; RandomOpponent(seed); IdleOpponent();
-EngineOpponent(node_budget).
+EngineOpponent(node_budget) (the project's engine in process); UciOpponent(command) (any UCI engine).
 Subclass Opponent and implement act(view) -> Action for anything else. Sparring policies (how a sparring
 bot answers the bot's challenges): AcceptAll, DeclineRated, DeclineFast(slowest_refused), LaterSometimes(p),
 DeclineAll(reason), NeverAnswers; subclass SparringPolicy.answer(offer, rng) for others.
@@ -175,6 +182,7 @@ from .opponents import (
     RandomOpponent,
     ScriptedOpponent,
     SparringPolicy,
+    UciOpponent,
 )
 from .wire import DECLINE_REASONS, STATUS_IDS
 
@@ -183,5 +191,5 @@ __all__ = [
     "DeclineRated", "Delay", "Drop", "Duplicate", "EndStream", "EngineOpponent", "FaultInjector",
     "GameInfo", "IdleOpponent", "LaterSometimes", "Malformed", "NeverAnswers", "Offer", "Opponent",
     "OpponentView", "RandomOpponent", "Reorder", "RequestDetail", "RequestRecord", "Respond", "Rule",
-    "Sandbox", "ScriptedOpponent", "Silence", "SparringPolicy", "Stale",
+    "Sandbox", "ScriptedOpponent", "Silence", "SparringPolicy", "Stale", "UciOpponent",
 ]

@@ -96,6 +96,7 @@ class GameInfo:
     castling_as_king_takes_rook: bool = True    # castling sent as e1h1 in this game (else e1g1)
     pending_takeback: frozenset[str] = frozenset()  # colours with a takeback proposal standing
     takebacks: tuple[tuple[str, int], ...] = ()     # (proposer, plies undone) of each accepted takeback
+    move_clocks: tuple[int, ...] = ()  # the mover's clock (ms) after each move, as the PGN's %clk
 
     @property
     def over(self) -> bool:
@@ -124,6 +125,7 @@ class Sandbox:
         self.upgrade_allowed = upgrade_allowed
         self.rng = random.Random(seed)
         self.stopping = False
+        self.unserved: list[str] = []  # "METHOD /path" of each request the sandbox cannot serve
         self.faults = flt.FaultInjector(seed)
         self.world = World(bot=Player.named(bot_name, title="BOT" if bot_account else None),
                            bot_account=bot_account, token=token, seed=seed, base_url=lambda: self.url,
@@ -433,7 +435,20 @@ class Sandbox:
             open_streams=sum(1 for sub in self.world.feed.game_subs.get(g.id, ()) if not sub.done),
             flagged=g.flagged, castling_as_king_takes_rook=g.castling_kxr,
             pending_takeback=frozenset(g.pending_takeback), takebacks=tuple(g.takebacks),
+            move_clocks=tuple(g.move_clocks),
         )
+
+    def san_moves(self, gid: str) -> list[str]:
+        """The game's moves numbered in SAN as a person reads them: "1. e4", "1... e5", "2. Nf3"."""
+        with self.world.cond:
+            g = self.world.get_game(gid)
+            board, stack = g.board.root(), list(g.board.move_stack)
+        out = []
+        for mv in stack:
+            dots = "." if board.turn == chess.WHITE else "..."
+            out.append(f"{board.fullmove_number}{dots} {board.san(mv)}")
+            board.push(mv)
+        return out
 
     def wait_game_over(self, gid: str, timeout: float = 10.0) -> str:
         """Waits for the game to end; returns its status ("started" on timeout)."""

@@ -90,6 +90,7 @@ class GameRules:
             for uci in moves:  # moves already played before the sandbox took over (not clock-relevant)
                 mv = parse_move(board, variant, uci)
                 g.moves.append(g.render(mv))
+                g.move_clocks.append(int(g.time_ms[color_name(board.turn)]))
                 board.push(mv)
             g.plies_in_game = len(g.moves)
             if tournament_id is not None:
@@ -152,6 +153,7 @@ class GameRules:
         rendered = g.render(mv)
         g.board.push(mv)
         g.moves.append(rendered)
+        g.move_clocks.append(max(0, int(g.time_ms[color])))
         g.plies_in_game += 1
         g.turn_started = now
         # A move declines a standing offer from the other side (lila RoundAsyncActor postHumanOrBotPlay).
@@ -263,6 +265,7 @@ class GameRules:
         for _ in range(plies):
             g.board.pop()
             g.moves.pop()
+            g.move_clocks.pop()
         g.plies_in_game = max(0, g.plies_in_game - plies)
         g.pending_takeback.clear()
         g.turn_started = now
@@ -381,6 +384,20 @@ class GameRules:
                 self._finish(g, "timeout", None if g.cannot_mate(g.bot_color) else g.bot_color, now)
             if g.winner != g.bot_color:
                 raise ApiError(400, "You cannot claim the win on this game")
+
+    def bot_claim_draw(self, gid: str) -> None:
+        """lila BotPlayer.claimDraw: nothing (200) unless the game is drawable; then the round's
+        DrawForce: with a clock, on the opponent's turn and the opponent long gone, the game ends as a
+        draw (Finisher.rageQuit without a winner: status timeout); 400 unless the game is drawn."""
+        now = time.monotonic()
+        with self.cond:
+            g = self.get_game(gid)
+            if not g.drawable():
+                return
+            if g.clock is not None and g.turn_color() != g.bot_color and self._long_gone(g, now):
+                self._finish(g, "timeout", None, now)
+            if g.status == "started" or g.winner is not None:
+                raise ApiError(400, "You cannot claim draw on this game")
 
     # --- the opponent's side (driven by runner.py) -----------------------------------------------
     def opponent_move(self, gid: str, uci: str, offering_draw: bool = False) -> None:

@@ -13,11 +13,13 @@ game itself, once accepted, is played by an `Opponent` made for it.
 from __future__ import annotations
 
 import random
+import shlex
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 import chess
+import chess.engine
 
 
 @dataclass
@@ -31,6 +33,7 @@ class OpponentView:
     my_time_ms: float
     their_time_ms: float
     increment_ms: int
+    clocked: bool = True       # False in correspondence and unlimited games (the times mean nothing)
 
     @property
     def moves_normalized(self) -> list[str]:
@@ -235,6 +238,61 @@ class EngineOpponent(Opponent):
                     pass
 
 
+class UciOpponent(Opponent):
+    """Plays with any UCI engine started as `command` (python-chess's chess.engine), one process per
+    game, on the game's clocks: the engine gets both sides' remaining time and increments and spends
+    its own (the sandbox adds no thinking time). A dead or failing engine makes the side idle: its
+    clock runs out as a person's would."""
+
+    think_s = 0.0
+
+    def __init__(self, command: str | list[str], options: dict[str, Any] | None = None,
+                 movetime_s: float | None = None):
+        self.command = shlex.split(command) if isinstance(command, str) else list(command)
+        self.options = dict(options or {})
+        self.movetime_s = movetime_s   # a fixed time per move instead of the clocks
+        self.engine: chess.engine.SimpleEngine | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _limit(self, view: OpponentView) -> chess.engine.Limit:
+        if self.movetime_s is not None:
+            return chess.engine.Limit(time=self.movetime_s)
+        if not view.clocked:  # correspondence or unlimited: a second a move
+            return chess.engine.Limit(time=1.0)
+        mine, theirs = max(view.my_time_ms, 0) / 1000, max(view.their_time_ms, 0) / 1000
+        white, black = (mine, theirs) if view.color == "white" else (theirs, mine)
+        inc = view.increment_ms / 1000
+        return chess.engine.Limit(white_clock=white, black_clock=black, white_inc=inc, black_inc=inc)
+
+    def act(self, view: OpponentView) -> Action:
+        with self._lock:
+            if self._closed:
+                return Idle()
+            if self.engine is None:
+                self.engine = chess.engine.SimpleEngine.popen_uci(self.command, timeout=120)  # numba start-up
+                if self.options:
+                    self.engine.configure(self.options)
+            eng = self.engine
+        try:
+            result = eng.play(view.board, self._limit(view))
+        except chess.engine.EngineError:
+            return Idle()
+        if result.move is None:
+            return Idle()
+        return Move(view.board.uci(result.move, chess960=view.board.chess960))
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            eng, self.engine = self.engine, None
+        if eng is not None:
+            try:
+                eng.quit()
+            except Exception:  # noqa: BLE001 - best effort: the process may be gone already
+                eng.close()
+
+
 # --- sparring bots: answering the bot's own challenges --------------------------------------------
 @dataclass(frozen=True)
 class Offer:
@@ -311,5 +369,5 @@ __all__ = [
     "NO_ANSWER", "Abort", "AcceptAll", "AcceptDraw", "Action", "Back", "Chat", "DeclineAll", "DeclineDraw",
     "DeclineFast", "DeclineRated", "EngineOpponent", "Gone", "Idle", "IdleOpponent", "LaterSometimes", "Move",
     "NeverAnswers", "Offer", "OfferDraw", "Opponent", "OpponentView", "RandomOpponent", "Resign",
-    "ScriptedOpponent", "SparringPolicy", "Wait", "parse_script_entry",
+    "ScriptedOpponent", "SparringPolicy", "UciOpponent", "Wait", "parse_script_entry",
 ]

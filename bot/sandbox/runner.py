@@ -85,7 +85,7 @@ class Runner:
             game_id=g.id, color=color, board=g.board.copy(), moves=list(g.moves),
             initial_fen=g.initial_fen, bot_offers_draw=g.bot_color in g.pending_draw,
             my_time_ms=g.remaining_ms(color, now), their_time_ms=g.remaining_ms(g.bot_color, now),
-            increment_ms=g.clock[1] * 1000 if g.clock else 0,
+            increment_ms=g.clock[1] * 1000 if g.clock else 0, clocked=g.clock is not None,
         )
 
     def _drive(self, g: Game) -> None:

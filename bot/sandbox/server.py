@@ -8,6 +8,7 @@ needs chunked encoding to see lines as they come; see NOTES.md). Every request i
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import re
 import select
@@ -19,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from . import faults, wire
+from . import export, faults, wire
 from .feed import CLOSE, CUT, Subscriber
 from .forms import TRUEISH, check_chat_form
 from .online import PATHS as ONLINE_PATHS
@@ -45,11 +46,18 @@ class App(Protocol):
     upgrade_allowed: bool
     stopping: bool
     keepalive_s: float
+    unserved: list[str]
 
     def log_request(self, method: str, path: str, status: int, *, arrived: float | None = None,
                     retry_after: str | None = None, served_status: int | None = None) -> None: ...
 
+log = logging.getLogger(__name__)
+
 _POLL_S = 0.1  # how often an idle stream checks for stop, a vanished client and keep-alive time
+
+
+# What the sandbox's token is allowed (lila OAuth scope keys, as /api/token/test lists them).
+TOKEN_SCOPES = "bot:play,challenge:read,challenge:write"
 
 
 class SandboxHTTPServer(ThreadingHTTPServer):
@@ -95,6 +103,13 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/draw/(?P<accept>[^/]+)", "h_draw"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/takeback/(?P<accept>[^/]+)", "h_takeback"),
         ("POST", r"/api/bot/game/(?P<gid>[^/]+)/claim-victory", "h_claim_victory"),
+        ("POST", r"/api/bot/game/(?P<gid>[^/]+)/claim-draw", "h_claim_draw"),
+        ("POST", r"/api/bot/.*", "h_no_such_command"),
+        ("POST", r"/api/token/test", "h_token_test"),
+        ("GET", r"/api/users/status", "h_users_status"),
+        ("GET", r"/api/user/(?P<username>[^/]+)", "h_user"),
+        ("GET", r"/game/export/(?P<gid>\w{8})(?:\.pgn)?", "h_export"),
+        ("POST", r"/team/(?P<team>[^/]+)/join", "h_team_join"),
         ("POST", r"/api/tournament/(?P<tid>[^/]+)/join", "h_arena_join"),
         ("POST", r"/api/tournament/(?P<tid>[^/]+)/withdraw", "h_arena_withdraw"),
         ("GET", r"/api/tournament/(?P<tid>[^/]+)", "h_arena"),
@@ -102,6 +117,17 @@ _ROUTES: list[tuple[str, re.Pattern[str], str]] = [
         ("GET", r"/api/swiss/(?P<tid>[^/]+)", "h_swiss"),
     ]
 ]
+# Routes lila serves without a token (AnonOrScoped / Anon): a request without Authorization is
+# served; with one, the token must be good. The token test reads no Authorization at all.
+_ANONYMOUS = {"h_users_status", "h_user", "h_export"}
+_NO_AUTH = {"h_token_test"}
+
+# lila's answer to a path no route matches (app/http/ErrorHandler.scala onClientError ->
+# KeyPages.notFound): its HTML "Page not found" page with status 404, for /api paths too.
+_NOT_FOUND_PAGE = ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>Page not found</title></head><body><main><h1>404</h1>"
+                   "<p>Page not found</p></main></body></html>")
+
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -152,10 +178,11 @@ class Handler(BaseHTTPRequestHandler):
     def _read_body(self) -> Any:
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n > 0 else b""
+        text = raw.decode("utf-8", "replace")
+        self._raw_text = text  # as read, for the endpoints that take a plain-text body (token test)
         if not raw:
             return {}
         ctype = (self.headers.get("Content-Type") or "").split(";")[0].strip()
-        text = raw.decode("utf-8", "replace")
         if ctype == "application/json":
             try:
                 return json.loads(text)
@@ -164,6 +191,10 @@ class Handler(BaseHTTPRequestHandler):
         return {k: v[0] for k, v in parse_qs(text, keep_blank_values=True).items()}
 
     def _log(self, status: int, headers: dict[str, str] | None = None) -> None:
+        if not 200 <= status < 300:  # one line for each answer a client has to handle
+            note = " (not served by the sandbox: lila's answer to an unknown route)"
+            note = note if self._not_served else ""
+            log.info("%s %s -> %d%s", self.command, self.path, status, note)
         retry_after = (headers or {}).get("Retry-After")
         self.app.log_request(self.command, self.path, status, arrived=getattr(self, "_arrived", None),
                              retry_after=retry_after)
@@ -231,6 +262,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(answer.status, answer.body)
 
     def _drop(self, served_status: int | None = None) -> None:
+        log.info("%s %s -> connection dropped (a fault rule)", self.command, self.path)
         self.close_connection = True
         self.app.log_request(self.command, self.path, 0, arrived=getattr(self, "_arrived", None),
                              served_status=served_status)
@@ -241,6 +273,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, method: str) -> None:
         self._arrived = time.monotonic()  # the request line and headers are in
+        self._not_served = False
         self._lose_answer = False
         try:
             body = self._read_body()
@@ -275,12 +308,12 @@ class Handler(BaseHTTPRequestHandler):
             if method == "GET" and path in ONLINE_PATHS:  # the other outside services: their own tokens
                 self._online(path, query)
                 return
-            if self.headers.get("Authorization") != f"Bearer {self.app.token}":
-                self._send_json(401, {"error": "No such token"})
-                return
             for m, rx, name in _ROUTES:
                 mt = rx.match(path)
                 if mt and m == method:
+                    if not self._authorized(name):
+                        self._send_json(401, {"error": "No such token"})
+                        return
                     handler: Callable[..., Any] = getattr(self, name)
                     groups = {k: unquote(v) for k, v in mt.groupdict().items()}
                     try:
@@ -291,7 +324,8 @@ class Handler(BaseHTTPRequestHandler):
                     if result is not None:
                         self._send_json(200, result)
                     return
-            self._send_json(404, {"error": "Not found."})
+            self._unserved(method, path)
+            self._send_text(404, _NOT_FOUND_PAGE, "text/html; charset=utf-8")
         except (ConnectionError, OSError):
             self.close_connection = True
         except Exception as e:  # noqa: BLE001 - a sandbox bug: answer 500 and keep it visible to tests
@@ -301,6 +335,17 @@ class Handler(BaseHTTPRequestHandler):
                 self._send_json(500, {"error": f"sandbox error: {e!r}"})
             except OSError:
                 self.close_connection = True
+
+    def _authorized(self, handler: str) -> bool:
+        sent = self.headers.get("Authorization")
+        if handler in _NO_AUTH or (handler in _ANONYMOUS and sent is None):
+            return True
+        return sent == f"Bearer {self.app.token}"
+
+    def _unserved(self, method: str, path: str) -> None:
+        """A request the sandbox cannot serve: its answer's log line says so (and a note for tests)."""
+        self.app.unserved.append(f"{method} {path}")
+        self._not_served = True  # _log names it in its line
 
     def _require_bot(self) -> None:
         if not self.world.bot_account:
@@ -349,10 +394,17 @@ class Handler(BaseHTTPRequestHandler):
         return {"ok": True}
 
     def h_create_challenge(self, query: dict[str, str], body: Any, username: str) -> Any:
-        """lila Challenge.apiCreate: the challenge JSON with direction "out" (JsonView.apiAndMobile)."""
-        c = self.world.create_outgoing(username, body if isinstance(body, dict) else {})
+        """lila Challenge.apiCreate: the challenge JSON with direction "out" (JsonView.apiAndMobile);
+        with keepAliveStream=true, an ndjson stream instead (`_challenge_stream`)."""
+        form = body if isinstance(body, dict) else {}
+        keep_alive = str(form.get("keepAliveStream", query.get("keepAliveStream", ""))).lower() in TRUEISH
+        c = self.world.create_outgoing(username, form)
         with self.world.cond:
-            return {**wire.challenge_json(c, self.world.base_url()), "direction": "out"}
+            answer = {**wire.challenge_json(c, self.world.base_url()), "direction": "out"}
+        if not keep_alive:
+            return answer
+        self._challenge_stream(c.id, answer)
+        return None
 
     def h_online_bots(self, query: dict[str, str], body: Any) -> None:
         """lila PlayApi.botOnlineApi: ndjson of the online bots (a finite stream, so the stream faults
@@ -407,6 +459,69 @@ class Handler(BaseHTTPRequestHandler):
         self.world.bot_claim_victory(gid)
         return {"ok": True}
 
+    def h_claim_draw(self, query: dict[str, str], body: Any, gid: str) -> Any:
+        self._require_bot()
+        self.world.bot_claim_draw(gid)
+        return {"ok": True}
+
+    def h_no_such_command(self, query: dict[str, str], body: Any) -> Any:
+        """lila PlayApi.botCommand: a /api/bot/ path no command matches."""
+        self._unserved(self.command, urlsplit(self.path).path)
+        raise ApiError(404, "No such command")
+
+    def h_token_test(self, query: dict[str, str], body: Any) -> Any:
+        """lila OAuth.testTokens: the body is the tokens as text, comma-separated (at most 1000); one
+        key per token, null for an unknown one."""
+        tokens = [t.strip() for t in getattr(self, "_raw_text", "").strip().split(",")][:1000]
+        with self.world.cond:
+            bot = self.world.bot.id
+        return {t: ({"userId": bot, "scopes": TOKEN_SCOPES, "expires": None} if t == self.app.token else None)
+                for t in tokens}
+
+    def h_users_status(self, query: dict[str, str], body: Any) -> Any:
+        """lila Api.usersStatus: up to 100 ids, unknown ones left out; none -> 400."""
+        ids = [i.strip().lower() for i in (query.get("ids") or "").split(",") if i.strip()][:100]
+        if not ids:
+            raise ApiError(400, "No user ids provided")
+        w = self.world
+        with w.cond:
+            known = w.known_players()
+            return [wire.user_status_json(known[i], *w.presence(known[i])) for i in ids if i in known]
+
+    def h_user(self, query: dict[str, str], body: Any, username: str) -> Any:
+        """lila Api.user -> UserApi.extended; an unknown user is ApiResult.NoData: 404 "Not found"."""
+        w = self.world
+        with w.cond:
+            p, ratings, game_id = w.public_user(username)
+            url = f"{w.base_url()}/{game_id}" if game_id else None
+            return wire.user_extended_json(p, ratings, url, w.base_url(), int(time.time() * 1000))
+
+    def h_export(self, query: dict[str, str], body: Any, gid: str) -> None:
+        """lila Game.exportOne: PGN unless Accept asks for JSON; an unknown game is 404."""
+        w = self.world
+        flags = export.flags_from_query(query)
+        as_json = export.wants_json(self.headers.get("Accept"))
+        with w.cond:
+            g = w.games.get(gid)
+            if g is None:
+                raise ApiError(404, "Not found")
+            if as_json:
+                answer: Any = export.game_json(g, w.base_url(), flags, int(time.time() * 1000))
+            else:
+                answer = export.game_pgn(g, w.base_url(), flags)
+            name = export.filename(g, "json" if as_json else "pgn")
+        disposition = {"Content-Disposition": f"attachment; filename={name}"}
+        if as_json:
+            self._send_json(200, answer, disposition)
+        else:
+            self._send_text(200, answer, "application/x-chess-pgn", disposition)
+
+    def h_team_join(self, query: dict[str, str], body: Any, team: str) -> Any:
+        """lila Team.join needs the team:write scope, which a bot's token (bot:play) lacks:
+        LilaController.handleScopedFail answers 403 with the scopes in two headers."""
+        self._send_json(403, {"error": "Missing scope: team:write"},
+                        {"X-OAuth-Scopes": TOKEN_SCOPES, "X-Accepted-OAuth-Scopes": "team:write"})
+
     def h_arena_join(self, query: dict[str, str], body: Any, tid: str) -> Any:
         """lila Tournament.apiJoin: the form's password and team, from the body or the query."""
         form = {**query, **(body if isinstance(body, dict) else {})}
@@ -432,6 +547,37 @@ class Handler(BaseHTTPRequestHandler):
         self._stream(self.world.subscribe_game(gid))
 
     # --- ndjson streaming ------------------------------------------------------------------------
+    def _challenge_stream(self, cid: str, first: dict[str, Any]) -> None:
+        """keepAliveStream=true (lila Challenge.apiCreate): the challenge line, keep-alive newlines
+        while it is open, then `{"done": "accepted"|"declined"|"canceled"}` and the end."""
+        w = self.world
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self._log(200)
+        self.end_headers()
+        self.close_connection = True
+        self._write_chunk(json.dumps(first, separators=(",", ":")).encode() + b"\n")
+        self.wfile.flush()
+        last_write = time.monotonic()
+        while not (self.app.stopping or self.server.closing):
+            with w.cond:
+                w.cond.wait(_POLL_S)
+                c = w.challenges.get(cid)
+                status = c.status if c is not None else "canceled"
+            if status != "created":
+                self._write_chunk(json.dumps({"done": status}).encode() + b"\n")
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            if time.monotonic() - last_write >= self.app.keepalive_s:
+                self._write_chunk(b"\n")
+                self.wfile.flush()
+                last_write = time.monotonic()
+            elif self._client_gone():
+                return
+        self._abort_stream()
+
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 

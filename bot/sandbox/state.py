@@ -120,6 +120,7 @@ class Game:
         self.tournament_id: str | None = None  # an arena game (bot/sandbox/arenas.py)
         self.created_ms = int(time.time() * 1000)
         self.moves: list[str] = []          # as sent on the wire (castling per castling_kxr)
+        self.move_clocks: list[int] = []    # the mover's clock (ms) after each move, as lila's clock history
         self.plies_in_game = 0              # moves made since this game was created (clock start rule)
         self.status = "started"
         self.winner: str | None = None

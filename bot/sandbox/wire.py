@@ -313,3 +313,42 @@ def account_json(bot: Player, bot_account: bool, ratings: dict[str, int], games:
     if bot_account:
         out["title"] = "BOT"
     return out
+
+
+def user_status_json(p: Player, online: bool, playing: bool) -> dict[str, Any]:
+    """An element of /api/users/status (lila Api.usersStatus): the light user, then `online` and
+    `playing` only when true (lila's `add(key, bool)` leaves a false key out)."""
+    out: dict[str, Any] = {"id": p.id, "name": p.name}
+    if p.title:
+        out["title"] = p.title
+    if online:
+        out["online"] = True
+    if playing:
+        out["playing"] = True
+    return out
+
+
+def user_extended_json(p: Player, ratings: dict[str, int], playing_url: str | None, base_url: str,
+                       now_ms: int) -> dict[str, Any]:
+    """/api/user/{name} (lila UserApi.extended): the public user; `followable`, `following` and
+    `blocking` as a token holder sees them (nobody blocks anybody in the sandbox)."""
+    out: dict[str, Any] = {
+        "id": p.id,
+        "username": p.name,
+        "perfs": {k: {"games": 0, "rating": r, "rd": 500, "prog": 0, "prov": True}
+                  for k, r in ratings.items()},
+        "createdAt": now_ms - 86_400_000,
+        "seenAt": now_ms,
+        "playTime": {"total": 0, "tv": 0},
+        "url": f"{base_url}/@/{p.name}",
+        "count": {"all": 0, "rated": 0, "draw": 0, "loss": 0, "win": 0, "bookmark": 0, "playing": 0,
+                  "import": 0, "me": 0},
+        "followable": True,
+        "following": False,
+        "blocking": False,
+    }
+    if p.title:
+        out["title"] = p.title
+    if playing_url is not None:
+        out["playing"] = playing_url
+    return out

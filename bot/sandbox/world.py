@@ -143,6 +143,48 @@ class World(GameRules):
                 users.insert(len(users) // 2, (self.bot, dict(self.bot_ratings)))
             return users if nb is None else users[:max(nb, 0)]
 
+    def known_players(self) -> dict[str, Player]:
+        """Every account the sandbox knows: the bot, the sparring bots, the players of its challenges
+        and games (by id)."""
+        with self.cond:
+            out = {self.bot.id: self.bot}
+            out.update({b.player.id: b.player for b in self.sparring.values()})
+            for c in self.challenges.values():
+                out.setdefault(c.challenger.id, c.challenger)
+                out.setdefault(c.dest.id, c.dest)
+            for g in self.games.values():
+                out.setdefault(g.white.id, g.white)
+                out.setdefault(g.black.id, g.black)
+            return out
+
+    def presence(self, p: Player) -> tuple[bool, bool]:
+        """(online, playing) of a known account: the bot while its event stream is open, a sparring
+        bot while marked online, anyone else while in a game in progress or an open challenge."""
+        with self.cond:
+            playing = any(g.status == "started" and p in (g.white, g.black) for g in self.games.values())
+            if p is self.bot:
+                return self.feed.event_sub is not None, playing
+            if p.id in self.sparring:
+                return self.sparring[p.id].online, playing
+            waiting = any(c.status == "created" and p is c.challenger for c in self.challenges.values())
+            return playing or waiting, playing
+
+    def public_user(self, name: str) -> tuple[Player, dict[str, int], str | None]:
+        """lila UserApi.extended's facts: the account, its ratings per speed, the game it is playing
+        (an id or None); an unknown name is ApiResult.NoData, 404 "Not found"."""
+        with self.cond:
+            p = self.known_players().get(name.lower())
+            if p is None:
+                raise ApiError(404, "Not found")
+            if p is self.bot:
+                ratings = dict(self.bot_ratings)
+            elif p.id in self.sparring:
+                ratings = dict(self.sparring[p.id].ratings)
+            else:
+                ratings = dict.fromkeys(wire.RATED_SPEEDS, p.rating)
+            live = [g.id for g in self.games.values() if g.status == "started" and p in (g.white, g.black)]
+            return p, ratings, live[0] if live else None
+
     def create_outgoing(self, dest: str, form: dict[str, Any]) -> Challenge:
         """lila Challenge.apiCreate for the bot as challenger: the form (ApiConfig), the destination,
         Granter's bot rules and BotLimit. Raises ApiError as lila answers."""
