@@ -19,6 +19,8 @@
 # mmdebstrap (the script says so). Figures: build time, image size, start time to the first move,
 # memory at rest and in a game (VmRSS of the bot, PID 1 of its container), the stop's seconds.
 set -euo pipefail
+# (a pipe into grep reads all of it: `grep -q` stops at the first match, and pipefail then fails the
+# pipe on the writer's SIGPIPE)
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
@@ -40,13 +42,17 @@ rss() {  # name: the bot's resident memory now and its peak (PID 1 of the contai
         | awk '/^VmRSS/ {r = $2} /^VmHWM/ {h = $2} END {printf "%.0f MiB (peak %.0f MiB)", r / 1024, h / 1024}'
 }
 
-cleanup() {
-    $ENGINE rm -f -t 0 "$NAME-rest" "$NAME-bot1" "$NAME-bot2" "$NAME-sandbox" >/dev/null 2>&1 || true
+remove_containers() {  # one at a time: podman's rm of several names stops at the first that is missing
+    for c in rest bot1 bot2 sandbox; do $ENGINE rm -f -t 0 "$NAME-$c" >/dev/null 2>&1 || true; done
     $ENGINE volume rm -f "$NAME-data" >/dev/null 2>&1 || true
+}
+cleanup() {
+    remove_containers
     [[ -n "${WORK:-}" ]] && rm -rf "$WORK"
 }
 trap cleanup EXIT
 WORK=$(mktemp -d)
+remove_containers  # an earlier run killed before its own cleanup (SIGKILL skips the trap) leaves them
 
 say "engine: $($ENGINE --version); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -161,7 +167,7 @@ $ENGINE volume create "$NAME-data" >/dev/null
 $ENGINE run -d --name "$NAME-sandbox" --network=none "${nohc[@]}" \
     -v "$ROOT/tools/container_sandbox.py:/check/container_sandbox.py:ro" --entrypoint python "$IMAGE" \
     /check/container_sandbox.py --port 8080 --token "$TOKEN" --go /tmp/go >/dev/null
-for _ in $(seq 100); do $ENGINE logs "$NAME-sandbox" 2>&1 | grep -q "sandbox ready" && break; sleep 0.2; done
+for _ in $(seq 100); do $ENGINE logs "$NAME-sandbox" 2>&1 | grep "sandbox ready" >/dev/null && break; sleep 0.2; done
 # Long thinks (15 s a move once out of the book): the stop lands in the middle of a search.
 SETTINGS=$(printf 'url: http://127.0.0.1:8080\nlogging:\n  path: bot.log\ntime:\n  fixed_movetime_ms: 15000\n')
 bot() {  # name: a bot container in the sandbox's network, the token and settings from the environment
@@ -247,7 +253,7 @@ started=$(now)
 bot "$NAME-bot2"
 for _ in $(seq 600); do [[ "$(game | field bot_moves)" -gt $at_stop ]] && break; sleep 0.1; done
 resumed=$(game)
-if [[ "$(echo "$resumed" | field bot_moves)" -gt $at_stop ]] && $ENGINE logs "$NAME-bot2" 2>&1 | grep -q "resuming"; then
+if [[ "$(echo "$resumed" | field bot_moves)" -gt $at_stop ]] && $ENGINE logs "$NAME-bot2" 2>&1 | grep "resuming" >/dev/null; then
     pass "the next container resumed the game and moved in it $(since "$started") s after its start" \
         "(of which a 15 s search): $resumed"
 else
