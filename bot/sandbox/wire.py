@@ -293,23 +293,11 @@ def now_playing_json(games: Iterable[Game], nb: int) -> dict[str, Any]:
 
 def account_json(bot: Player, bot_account: bool, ratings: dict[str, int], games: list[Game], base_url: str,
                  now_ms: int) -> dict[str, Any]:
-    """/api/account: the bot's own user (its perfs from `ratings`, its game counts)."""
-    out: dict[str, Any] = {
-        "id": bot.id,
-        "username": bot.name,
-        "perfs": {k: {"games": 0, "rating": r, "rd": 500, "prog": 0, "prov": True}
-                  for k, r in ratings.items()},
-        "createdAt": now_ms - 86_400_000,
-        "seenAt": now_ms,
-        "playTime": {"total": 0, "tv": 0},
-        "url": f"{base_url}/@/{bot.name}",
-        "count": {"all": len(games), "rated": 0, "draw": 0, "loss": 0, "win": 0,
-                  "bookmark": 0, "playing": sum(g.status == "started" for g in games),
-                  "import": 0, "me": 0},
-        "followable": True,
-        "following": False,
-        "blocking": False,
-    }
+    """/api/account: the bot's own user as /api/user/{name} shows it, with its game counts, and the
+    BOT title once the account is upgraded."""
+    out = user_extended_json(bot, ratings, None, base_url, now_ms)
+    out["count"] = {**out["count"], "all": len(games), "playing": sum(g.status == "started" for g in games)}
+    out.pop("title", None)
     if bot_account:
         out["title"] = "BOT"
     return out
