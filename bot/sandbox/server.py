@@ -551,13 +551,7 @@ class Handler(BaseHTTPRequestHandler):
         """keepAliveStream=true (lila Challenge.apiCreate): the challenge line, keep-alive newlines
         while it is open, then `{"done": "accepted"|"declined"|"canceled"}` and the end."""
         w = self.world
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-ndjson")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Connection", "close")
-        self._log(200)
-        self.end_headers()
-        self.close_connection = True
+        self._begin_ndjson()
         self._write_chunk(json.dumps(first, separators=(",", ":")).encode() + b"\n")
         self.wfile.flush()
         last_write = time.monotonic()
@@ -578,6 +572,18 @@ class Handler(BaseHTTPRequestHandler):
                 return
         self._abort_stream()
 
+    def _begin_ndjson(self, no_cache: bool = False) -> None:
+        """The 200 and headers of an ndjson stream, chunked, the connection closed at its end."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        if no_cache:
+            self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self._log(200)
+        self.end_headers()
+        self.close_connection = True
+
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
 
@@ -591,14 +597,7 @@ class Handler(BaseHTTPRequestHandler):
     def _stream(self, sub: Subscriber) -> None:
         app = self.app
         try:
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-ndjson")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self._log(200)
-            self.end_headers()
-            self.close_connection = True
+            self._begin_ndjson(no_cache=True)
             shaper = app.faults.shaper(self.path)
             last_write = time.monotonic()
             while True:
