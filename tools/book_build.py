@@ -336,11 +336,14 @@ def _cmd_deep(args: argparse.Namespace) -> int:
 
     rules = TreeRules(max_ply=args.max_ply, min_reach=1 / args.min_reach_inverse,
                       max_positions=args.max_positions, umax_floor_pawns=args.umax_floor,
-                      umax_gap_pawns=args.umax_gap)
-    data, tree, analyser = build(rules, args.nodes, args.umax_depth, Path(args.cache) if args.cache else None)
+                      umax_gap_pawns=args.umax_gap, max_stranded=args.max_stranded)
+    started = time.monotonic()
+    data, tree, analyser, passes = build(rules, args.nodes, args.opp_nodes, args.umax_depth,
+                                         Path(args.cache) if args.cache else None, jobs=args.jobs)
     out = Path(args.out)
     _write(out, data)
-    print(f"{analyser.new_sf} Stockfish and {analyser.new_umax} micro-Max analyses computed this run")
+    print(f"{analyser.new_sf} Stockfish and {analyser.new_umax} micro-Max analyses computed this run, "
+          f"in {passes} passes, {time.monotonic() - started:.0f} s")
     print(describe(tree, rules))
     if args.report:
         write_report(Path(args.report), tree)
@@ -381,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _deep_parser(sub: argparse._SubParsersAction) -> None:
-    from tools.book_deep import NODES, UMAX_DEPTH
+    from tools.book_deep import NODES, OPP_NODES, UMAX_DEPTH
     from tools.book_tree import TreeRules
 
     rules = TreeRules()
@@ -390,7 +393,11 @@ def _deep_parser(sub: argparse._SubParsersAction) -> None:
                    help="where to write it (default engine/data/umax-book-deep.bin)")
     d.add_argument("--cache", help="the analyses file (default ~/.cache/umax-bot/book-deep-<settings>.jsonl)")
     d.add_argument("--nodes", type=int, default=NODES,
-                   help="Stockfish's nodes per position (default %(default)s)")
+                   help="Stockfish's nodes per position where the bot moves (default %(default)s)")
+    d.add_argument("--opp-nodes", type=int, default=OPP_NODES,
+                   help="... per position where the opponent moves (default %(default)s)")
+    d.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)),
+                   help="analyses at a time (the result does not depend on it; default %(default)s)")
     d.add_argument("--umax-depth", type=int, default=UMAX_DEPTH,
                    help="micro-Max's search depth for its check (default %(default)s)")
     d.add_argument("--max-ply", type=int, default=rules.max_ply, help="longest line (default %(default)s)")
@@ -402,6 +409,9 @@ def _deep_parser(sub: argparse._SubParsersAction) -> None:
                    help="drop a bot move if micro-Max then finds the bot worse (pawns, default %(default)s)")
     d.add_argument("--umax-gap", type=float, default=rules.umax_gap_pawns,
                    help="... or better than Stockfish does by more than this (pawns; default %(default)s)")
+    d.add_argument("--max-stranded", type=float, default=rules.max_stranded,
+                   help="drop a bot move when the replies leave the bot without a book move more often "
+                        "than this (default %(default)s)")
     d.add_argument("--report", help="also write every checked bot move to this TSV file")
 
 

@@ -7,16 +7,25 @@ gives it the analyses and writes the file.
 
 * **Stockfish** (Debian's `stockfish`, installed with apt-get when missing, as `tools/strength` does;
   only this tool needs it, the bot never does): `Threads 1`, `Hash 16`, `ucinewgame` before every
-  position (so its table and histories start empty each time), a fixed number of nodes per position
-  (`--nodes`, not a clock) and `MultiPV` 3. One thread searching a fixed number of nodes from a cleared
-  state is deterministic: the same position gives the same moves and scores on every run and machine.
+  position (so its table and histories start empty each time) and a fixed number of nodes per position
+  (not a clock). A position where the bot moves gets `--nodes` (250,000) at `MultiPV` 3 (the bot's
+  candidates); one where the opponent moves `--opp-nodes` (100,000) at `MultiPV` 6 (which replies are
+  plausible needs less precision than which move the bot plays). One thread searching a fixed number
+  of nodes from a cleared state is deterministic: the same position gives the same moves and scores on
+  every run and machine.
 * **micro-Max**: the project's engine at a fixed depth (`--umax-depth`, 7: what a move at 10+0.1
   reaches), `new_game(fen)` per search, so nothing leaks from one search into the next.
+* **In passes, `--jobs` at a time**: the tree is grown from the analyses already known; what it finds
+  missing is analysed by `--jobs` workers (each its own Stockfish process and micro-Max engine, the
+  engine's search releasing the GIL), and the tree grown again, until nothing is missing
+  (`tools/book_tree.grow_in_passes`). Each analysis depends on its position alone, so the book does
+  not depend on the number of workers or the order they finish in.
 * **The cache** (`--cache`, default ``~/.cache/umax-bot/book-deep-<settings>.jsonl``): every analysis
   is appended as one JSON line and flushed at once. A stopped build run again reads the file and
   analyses only what is missing, so it goes on where it stopped; the result does not depend on where
-  it stopped. The first line records the engines and settings; a cache made with others is refused.
-  Positions are analysed as their EPD with counters ``0 1``, so transpositions share an analysis.
+  it stopped. The first line records the engines; a cache made with others is refused. Stockfish's
+  rows carry their MultiPV and nodes, so analyses made with other ones are kept apart. Positions are
+  analysed as their EPD with counters ``0 1``, so transpositions share an analysis.
 * **Output**: Polyglot entries sorted by (key, weight descending, move), as the named-lines book
   (`tools/book_build.encode_rows`): the same analyses give the same bytes.
 """
@@ -29,9 +38,11 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -41,11 +52,11 @@ import chess.engine
 import chess.polyglot
 
 from engine.board import PAWN
-from tools.book_tree import Analysis, Tree, TreeRules, grow
+from tools.book_tree import Analysis, Kind, Request, Tree, TreeRules, grow_in_passes
 
 STOCKFISH = "/usr/games/stockfish"
-NODES = 250_000             # per position: depth 12-14 in the opening at MultiPV 3
-MULTIPV = 3
+NODES = 250_000             # a position where the bot moves: depth 12-14 in the opening at MultiPV 3
+OPP_NODES = 100_000         # one where the opponent moves, at MultiPV 6: depth 10-11
 SF_HASH_MB = 16
 UMAX_DEPTH = 7
 UMAX_HASH_BITS = 18
@@ -53,15 +64,26 @@ UMAX_HASH_BITS = 18
 
 @dataclass(frozen=True)
 class AnalysisSettings:
+    """The engines a cache's analyses come from (Stockfish's rows carry their own MultiPV and nodes)."""
+
     stockfish: str          # its "id name", e.g. "Stockfish 15.1"
-    nodes: int = NODES
-    multipv: int = MULTIPV
     hash_mb: int = SF_HASH_MB
     umax_depth: int = UMAX_DEPTH
 
     def slug(self) -> str:
         name = self.stockfish.lower().replace(" ", "")
-        return f"{name}-n{self.nodes}-pv{self.multipv}-h{self.hash_mb}-umax{self.umax_depth}"
+        return f"{name}-h{self.hash_mb}-umax{self.umax_depth}"
+
+
+@dataclass(frozen=True)
+class Search:
+    """One kind of Stockfish analysis: how many lines, how many nodes."""
+
+    multipv: int
+    nodes: int
+
+
+SfKey = tuple[str, int, int]    # (canonical FEN, MultiPV, nodes)
 
 
 def canonical_fen(fen: str) -> str:
@@ -71,13 +93,15 @@ def canonical_fen(fen: str) -> str:
 
 # ---------------------------------------------------------------------------- the cache
 class Cache:
-    """Analyses on disk, one JSON object a line: ``{"sf": fen, "moves": [[uci, cp], ...]}`` or
-    ``{"umax": fen, "score": units}``. A cut-off last line (a killed build) is ignored."""
+    """Analyses on disk, one JSON object a line: ``{"sf": fen, "pv": multipv, "nodes": n, "moves":
+    [[uci, cp], ...]}`` or ``{"umax": fen, "score": units}``. A cut-off last line (a killed build) is
+    ignored. Safe to write from several threads."""
 
     def __init__(self, path: Path, settings: AnalysisSettings):
         self.path = path
-        self.sf: dict[str, Analysis] = {}
+        self.sf: dict[SfKey, Analysis] = {}
         self.umax: dict[str, int] = {}
+        self._lock = threading.Lock()
         header = {"settings": asdict(settings)}
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size:
@@ -97,17 +121,19 @@ class Cache:
             raise SystemExit(f"{self.path}: made with other settings ({lines[0]}); give another --cache")
         for row in map(json.loads, lines[1:]):
             if "sf" in row:
-                self.sf[row["sf"]] = tuple((m, int(cp)) for m, cp in row["moves"])
+                self.sf[(row["sf"], row["pv"], row["nodes"])] = tuple((m, int(cp)) for m, cp in row["moves"])
             else:
                 self.umax[row["umax"]] = int(row["score"])
 
     def _append(self, row: dict[str, Any]) -> None:
-        self._fh.write(json.dumps(row, separators=(",", ":")) + "\n")
-        self._fh.flush()
+        with self._lock:
+            self._fh.write(json.dumps(row, separators=(",", ":")) + "\n")
+            self._fh.flush()
 
-    def put_sf(self, fen: str, moves: Analysis) -> None:
-        self.sf[fen] = moves
-        self._append({"sf": fen, "moves": [list(m) for m in moves]})
+    def put_sf(self, key: SfKey, moves: Analysis) -> None:
+        fen, multipv, nodes = key
+        self.sf[key] = moves
+        self._append({"sf": fen, "pv": multipv, "nodes": nodes, "moves": [list(m) for m in moves]})
 
     def put_umax(self, fen: str, score: int) -> None:
         self.umax[fen] = score
@@ -129,48 +155,86 @@ def find_stockfish(path: str = STOCKFISH) -> str:
     return path
 
 
-class Analyser:
-    """Stockfish's and micro-Max's analyses through the cache; counts what it had to compute."""
-
-    def __init__(self, cache: Cache, settings: AnalysisSettings, sf: chess.engine.SimpleEngine,
-                 progress: Callable[[Analyser], None] | None = None):
-        self.cache, self.settings, self.sf = cache, settings, sf
-        self.progress = progress
-        self.new_sf = self.new_umax = self.asked_sf = 0
-        self._umax: Any = None
-
-    def analyse(self, fen: str) -> Analysis:
-        key = canonical_fen(fen)
-        self.asked_sf += 1
-        if key not in self.cache.sf:
-            infos = self.sf.analyse(chess.Board(key), chess.engine.Limit(nodes=self.settings.nodes),
-                                    multipv=self.settings.multipv, game=object())   # new game: ucinewgame
-            moves = tuple((info["pv"][0].uci(), info["score"].relative.score(mate_score=10_000))
-                          for info in infos if info.get("pv"))
-            self.cache.put_sf(key, moves)
-            self.new_sf += 1
-        if self.progress is not None:
-            self.progress(self)
-        return self.cache.sf[key]
-
-    def umax_score(self, fen: str) -> float:
-        """micro-Max's score for the side to move, in pawns."""
-        key = canonical_fen(fen)
-        if key not in self.cache.umax:
-            if self._umax is None:
-                from engine import Engine  # numba: loaded only when a score must be computed
-
-                self._umax = Engine(hash_bits=UMAX_HASH_BITS)
-            self._umax.new_game(key)
-            self.cache.put_umax(key, int(self._umax.think(max_depth=self.settings.umax_depth).score))
-            self.new_umax += 1
-        return self.cache.umax[key] / PAWN
-
-
-def open_stockfish(path: str, settings_hash: int) -> tuple[chess.engine.SimpleEngine, str]:
+def open_stockfish(path: str, settings_hash: int) -> chess.engine.SimpleEngine:
     sf = chess.engine.SimpleEngine.popen_uci(path)
     sf.configure({"Threads": 1, "Hash": settings_hash})
-    return sf, sf.id.get("name", "stockfish")
+    return sf
+
+
+def stockfish_name(path: str) -> str:
+    sf = chess.engine.SimpleEngine.popen_uci(path)
+    try:
+        return sf.id.get("name", "stockfish")
+    finally:
+        sf.quit()
+
+
+class Analyser:
+    """The tree's view of the cache (None: not analysed yet) and the workers that fill it."""
+
+    def __init__(self, cache: Cache, settings: AnalysisSettings, searches: dict[Kind, Search],
+                 stockfish: str, jobs: int):
+        self.cache, self.settings, self.searches = cache, settings, searches
+        self.stockfish, self.jobs = stockfish, jobs
+        self.new_sf = self.new_umax = 0
+        self._local = threading.local()
+        self._opened: list[Any] = []
+        self._opened_lock = threading.Lock()
+
+    def _sf_key(self, fen: str, kind: Kind) -> SfKey:
+        search = self.searches[kind]
+        return canonical_fen(fen), search.multipv, search.nodes
+
+    def analyse(self, fen: str, kind: Kind) -> Analysis | None:
+        return self.cache.sf.get(self._sf_key(fen, kind))
+
+    def umax_score(self, fen: str) -> float | None:
+        """micro-Max's score for the side to move, in pawns."""
+        units = self.cache.umax.get(canonical_fen(fen))
+        return None if units is None else units / PAWN
+
+    def compute(self, requests: set[Request], progress: Callable[[int, int], None]) -> None:
+        """Analyse what is missing, ``jobs`` at a time; ``progress(done, total)`` after each."""
+        todo = sorted(requests)
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            futures = [pool.submit(self._one, kind, fen) for kind, fen in todo]
+            for done, future in enumerate(as_completed(futures), 1):
+                future.result()
+                progress(done, len(todo))
+
+    def _one(self, kind: Kind, fen: str) -> None:
+        if kind == "umax":
+            key = canonical_fen(fen)
+            if key not in self.cache.umax:
+                engine = self._engines()[1]
+                engine.new_game(key)
+                self.cache.put_umax(key, int(engine.think(max_depth=self.settings.umax_depth).score))
+                self.new_umax += 1
+            return
+        sf_key = self._sf_key(fen, kind)
+        if sf_key not in self.cache.sf:
+            search = self.searches[kind]
+            infos = self._engines()[0].analyse(chess.Board(sf_key[0]), chess.engine.Limit(nodes=search.nodes),
+                                               multipv=search.multipv, game=object())   # ucinewgame
+            moves = tuple((info["pv"][0].uci(), info["score"].relative.score(mate_score=10_000))
+                          for info in infos if info.get("pv"))
+            self.cache.put_sf(sf_key, moves)
+            self.new_sf += 1
+
+    def _engines(self) -> tuple[chess.engine.SimpleEngine, Any]:
+        """This worker thread's Stockfish and micro-Max, opened on first use."""
+        if not hasattr(self._local, "sf"):
+            from engine import Engine  # numba: loaded only when a score must be computed
+
+            self._local.sf = open_stockfish(self.stockfish, self.settings.hash_mb)
+            self._local.umax = Engine(hash_bits=UMAX_HASH_BITS)
+            with self._opened_lock:
+                self._opened.append(self._local.sf)
+        return self._local.sf, self._local.umax
+
+    def close(self) -> None:
+        for sf in self._opened:
+            sf.quit()
 
 
 # ---------------------------------------------------------------------------- the build
@@ -198,33 +262,35 @@ def default_cache(settings: AnalysisSettings) -> Path:
     return base / "umax-bot" / f"book-deep-{settings.slug()}.jsonl"
 
 
-def build(rules: TreeRules, nodes: int, umax_depth: int, cache_path: Path | None,
-          stockfish: str = STOCKFISH, every_s: float = 60.0) -> tuple[bytes, Tree, Analyser]:
-    """The deep book's bytes, its tree and the analyser (for its counts)."""
-    sf, name = open_stockfish(find_stockfish(stockfish), SF_HASH_MB)
-    settings = AnalysisSettings(stockfish=name, nodes=nodes, multipv=max(rules.bot_max_moves,
-                                rules.opp_engine_moves), umax_depth=umax_depth)
+def build(rules: TreeRules, nodes: int, opp_nodes: int, umax_depth: int, cache_path: Path | None,
+          jobs: int = 2, stockfish: str = STOCKFISH, every_s: float = 60.0
+          ) -> tuple[bytes, Tree, Analyser, int]:
+    """The deep book's bytes, its tree, the analyser (for its counts) and the number of passes."""
+    path = find_stockfish(stockfish)
+    settings = AnalysisSettings(stockfish=stockfish_name(path), umax_depth=umax_depth)
+    searches: dict[Kind, Search] = {"bot": Search(rules.bot_max_moves, nodes),
+                                    "opponent": Search(rules.opp_engine_moves, opp_nodes)}
     cache = Cache(cache_path or default_cache(settings), settings)
     print(f"cache {cache.path}: {len(cache.sf)} Stockfish and {len(cache.umax)} micro-Max analyses "
-          f"already there", flush=True)
+          f"already there; {jobs} worker(s)", flush=True)
+    analyser = Analyser(cache, settings, searches, path, jobs)
     started, last = time.monotonic(), [time.monotonic()]
 
-    def progress(a: Analyser) -> None:
+    def progress(done: int, total: int) -> None:
         now = time.monotonic()
-        if now - last[0] >= every_s:
+        if now - last[0] >= every_s or done == total:
             last[0] = now
-            rate = a.new_sf / (now - started) if now > started else 0.0
-            print(f"{time.strftime('%H:%M:%S')} expansions {a.asked_sf}/{rules.max_positions} "
-                  f"(new Stockfish {a.new_sf}, micro-Max {a.new_umax}; {rate * 3600:.0f} new positions/h)",
-                  flush=True)
+            rate = (analyser.new_sf + analyser.new_umax) / max(now - started, 1e-9) * 3600
+            print(f"{time.strftime('%H:%M:%S')} pass: {done}/{total} analysed (this run: Stockfish "
+                  f"{analyser.new_sf}, micro-Max {analyser.new_umax}; {rate:.0f} an hour)", flush=True)
 
-    analyser = Analyser(cache, settings, sf, progress)
     try:
-        tree = grow(rules, analyser.analyse, analyser.umax_score, named_counts())
+        tree, passes = grow_in_passes(rules, analyser.analyse, analyser.umax_score, named_counts(),
+                                      lambda requests: analyser.compute(requests, progress))
     finally:
-        sf.quit()
+        analyser.close()
         cache.close()
-    return encode_tree(tree), tree, analyser
+    return encode_tree(tree), tree, analyser, passes
 
 
 def describe(tree: Tree, rules: TreeRules) -> str:
@@ -240,7 +306,10 @@ def describe(tree: Tree, rules: TreeRules) -> str:
            f"{sum(len(m) for m in tree.entries.values())} moves",
            "unexpanded frontier: " + ", ".join(f"{k} {v}" for k, v in sorted(tree.stopped_by.items())),
            f"micro-Max's check: {len(checked)} bot moves, dropped " +
-           (", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none")]
+           (", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none"),
+           f"stranded: {sum(s.dropped for s in tree.stranded)} bot moves dropped (the bot left without a "
+           f"book move after more than {rules.max_stranded:.0%} of the replies), "
+           f"{sum(not s.dropped for s in tree.stranded)} lowered"]
     if len(gaps) >= 4:
         q = statistics.quantiles(gaps, n=20)
         um = statistics.quantiles([c.umax_pawns for c in checked], n=20)

@@ -14,8 +14,11 @@ position of the White tree and a Black-to-move one of the Black tree never share
   rounded, at least 1, where loss is the move's centipawns below the best: the best move weighs 100,
   one 10 cp worse 50, 20 cp worse 25.
 * **The opponent's moves** (`opponent_moves`): every move of the named lines through the position,
-  weighing its number of lines, and Stockfish's best `opp_engine_moves` within `opp_margin_cp` of its
-  best, each adding 1. The weights, normalised, are the chance that an opponent plays the move.
+  weighing the square root of its number of lines, and Stockfish's best `opp_engine_moves` within
+  `opp_margin_cp` of its best, each adding 1. The weights, normalised, are the chance that an opponent
+  plays the move. The root damps the named lines: their count measures how much theory is named after
+  a move (1.e4 e5 has 1,033 lines, 1.Nf3 d5 52), not how often it is played, and counted as is they
+  left 1.Nf3 under 3 % of White's first moves and a reply outside the main line almost no reach.
 * **micro-Max's check** (`umax_verdict`): after each bot move the bot's own search scores the position
   (fixed depth) and Stockfish's score of the move is known; both in pawns from the bot's side, clamped
   to +-`clamp_pawns` (beyond that both say "clearly better/worse"). The move is dropped when micro-Max
@@ -26,6 +29,14 @@ position of the White tree and a Black-to-move one of the Black tree never share
   than micro-Max does, is kept: the bot's search plays such a position soundly, only without seeing
   all of its edge. A bot node whose every move is dropped is out of book: the line stops before the
   move micro-Max would handle badly.
+* **Stranded** (`prune_stranded`, once the tree is grown): a bot move is judged also by what follows
+  it. Its *stranded chance* is the chance that the opponent's reply leads to a bot node the tree
+  expanded and left without a move (every move dropped by the check, or by this rule further on).
+  A move stranded more often than `max_stranded` is dropped; another keeps `weight * (1 - chance)`
+  (at least 1). Bottom-up, so a node emptied here strands the moves leading to it; positions no kept
+  move leads to any more leave the file. (The Queen's Gambit's 2.c4 led into 2...dxc4, where the check
+  drops every White move: the book kept 2.c4 and stopped exactly where the bot needed it.) A node the
+  tree did not expand (reach, ply, budget) is not stranded: the book was meant to end there.
 * **How far** (`grow`): a line's *reach* is the product of the chances of its moves (the bot's by its
   weights, the opponent's as above): the chance a game follows it. Positions are expanded best-first,
   highest reach first (ties by ply, then order of discovery), while the reach is at least `min_reach`,
@@ -34,14 +45,19 @@ position of the White tree and a Black-to-move one of the Black tree never share
   Polyglot key, same tree) is expanded once, with the reach of its first path.
 
 Every step is a function of the analyses and the rules, in a fixed order, so the same analyses give
-the same tree.
+the same tree. An analysis may also be *pending* (the callables return None): the node is left
+unexpanded and listed in `Tree.pending`; `grow_in_passes` computes what is pending and grows again
+until nothing is, so the analyses can be computed many at a time, and the final tree is the one the
+complete analyses give.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 import chess
 import chess.polyglot
@@ -50,6 +66,11 @@ WEIGHT_TOP = 100    # the best bot move's weight; Polyglot weights are 16-bit
 PAWN_CP = 100       # Stockfish's centipawns per pawn
 
 Analysis = tuple[tuple[str, int], ...]   # (UCI move, centipawns for the side to move), best first
+Kind = Literal["bot", "opponent", "umax"]   # what a position is analysed for
+Request = tuple[Kind, str]                # (kind, FEN): an analysis the tree needs
+Analyse = Callable[[str, Kind], "Analysis | None"]     # Stockfish's moves; None: pending
+UmaxScore = Callable[[str], "float | None"]            # micro-Max's score, pawns; None: pending
+Node = tuple[bool, int]                   # (the bot plays White, Polyglot key)
 
 
 @dataclass(frozen=True)
@@ -57,30 +78,41 @@ class TreeRules:
     """The tree's bounds and margins (see the module docstring); the defaults build the committed book."""
 
     max_ply: int = 20               # bot moves at plies 0..max_ply-1: the bot's default book.max_ply
-    min_reach: float = 1 / 4000     # lines a game follows less often than this are not extended
+    min_reach: float = 1 / 10_000   # lines a game follows less often than this are not extended
     max_positions: int = 16000      # expansions over both colours: the bound on the build's time
     bot_margin_cp: int = 25
     bot_max_moves: int = 3
     bot_half_cp: float = 10.0
-    opp_margin_cp: int = 40
-    opp_engine_moves: int = 3
+    opp_margin_cp: int = 50
+    opp_engine_moves: int = 6
     umax_floor_pawns: float = -0.6
     umax_gap_pawns: float = 1.0
     clamp_pawns: float = 2.0
+    max_stranded: float = 0.2
 
     def __post_init__(self) -> None:
         if not 0 < self.min_reach <= 1:
             raise ValueError(f"min_reach must be in (0, 1], got {self.min_reach!r}")
+        if not 0 <= self.max_stranded <= 1:
+            raise ValueError(f"max_stranded must be in [0, 1], got {self.max_stranded!r}")
         for name in ("max_ply", "max_positions", "bot_max_moves", "opp_engine_moves"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
 
 
 # ---------------------------------------------------------------------------- one position's rules
+def ranked(analysis: Analysis) -> Analysis:
+    """Best score first, ties in Stockfish's order. Its MultiPV lines come out of a search stopped by
+    the node count, which can end with a line scored above the one listed first (the initial
+    position at 250,000 nodes: 1.d4 30 cp listed before 1.e4 33)."""
+    return tuple(sorted(analysis, key=lambda move: -move[1]))
+
+
 def bot_moves(analysis: Analysis, rules: TreeRules) -> dict[str, int]:
     """The bot's candidate moves with their weights, best first (before micro-Max's check)."""
     if not analysis:
         return {}
+    analysis = ranked(analysis)
     best = analysis[0][1]
     moves: dict[str, int] = {}
     for uci, cp in analysis[:rules.bot_max_moves]:
@@ -91,10 +123,12 @@ def bot_moves(analysis: Analysis, rules: TreeRules) -> dict[str, int]:
 
 
 def opponent_moves(analysis: Analysis, named: dict[str, int], rules: TreeRules) -> dict[str, float]:
-    """The chance of each move an opponent plays: named lines' counts plus 1 for each of Stockfish's
-    near-best moves, normalised. Named moves first (in the given order), then Stockfish's."""
-    weights = {uci: float(count) for uci, count in named.items() if count > 0}
+    """The chance of each move an opponent plays: the square root of its named lines' count plus 1 for
+    each of Stockfish's near-best moves, normalised. Named moves first (in the given order), then
+    Stockfish's."""
+    weights = {uci: math.sqrt(count) for uci, count in named.items() if count > 0}
     if analysis:
+        analysis = ranked(analysis)
         best = analysis[0][1]
         for uci, cp in analysis[:rules.opp_engine_moves]:
             if best - cp <= rules.opp_margin_cp:
@@ -129,13 +163,29 @@ class Checked:
     verdict: str | None
 
 
+@dataclass(frozen=True)
+class Stranded:
+    """A bot move after which the opponent's reply leaves the bot without a book move this often."""
+
+    fen: str
+    uci: str
+    chance: float
+    dropped: bool
+
+
 @dataclass
 class Tree:
     entries: dict[int, dict[str, int]] = field(default_factory=dict)   # bot node key -> UCI -> weight
     fens: dict[int, str] = field(default_factory=dict)                 # bot node key -> its FEN
     checked: list[Checked] = field(default_factory=list)
+    stranded: list[Stranded] = field(default_factory=list)
     expanded: int = 0
     stopped_by: dict[str, int] = field(default_factory=dict)   # why frontier positions went unexpanded
+    pending: set[Request] = field(default_factory=set)         # analyses asked for and not there yet
+    # the expanded nodes' edges, for prune_stranded: a bot node's checked moves (UCI -> (child key,
+    # weight)); an opponent node's replies (UCI -> (child key, chance))
+    bot_edges: dict[Node, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    opp_edges: dict[Node, dict[str, tuple[int, float]]] = field(default_factory=dict)
 
 
 @dataclass(order=True)
@@ -147,15 +197,16 @@ class _Item:
     fen: str = field(compare=False)
 
 
-def grow(rules: TreeRules, analyse: Callable[[str], Analysis], umax_score: Callable[[str], float],
+def grow(rules: TreeRules, analyse: Analyse, umax_score: UmaxScore,
          named: Callable[[int], dict[str, int]]) -> Tree:
-    """The book tree. ``analyse(fen)``: Stockfish's moves of a position; ``umax_score(fen)``:
-    micro-Max's score, in pawns, for the side to move there; ``named(key)``: the named lines' moves
-    from a position (by Polyglot key) with their counts."""
+    """The book tree. ``analyse(fen, kind)``: Stockfish's moves of a position, analysed for the bot's
+    move or the opponent's; ``umax_score(fen)``: micro-Max's score, in pawns, for the side to move there;
+    ``named(key)``: the named lines' moves from a position (by Polyglot key) with their counts. When
+    nothing is pending, the stranded moves are pruned (`prune_stranded`)."""
     tree = Tree()
     heap: list[_Item] = []
     seq = 0
-    done: set[tuple[bool, int]] = set()
+    done: set[Node] = set()
 
     def push(board: chess.Board, ply: int, reach: float, bot_white: bool) -> None:
         nonlocal seq
@@ -173,49 +224,154 @@ def grow(rules: TreeRules, analyse: Callable[[str], Analysis], umax_score: Calla
         item = heapq.heappop(heap)
         board = chess.Board(item.fen)
         key = chess.polyglot.zobrist_hash(board)
-        if (item.bot_white, key) in done:
+        node = (item.bot_white, key)
+        if node in done:
             continue
         if tree.expanded >= rules.max_positions:
             tree.stopped_by["budget"] = tree.stopped_by.get("budget", 0) + 1
             continue
-        done.add((item.bot_white, key))
+        done.add(node)
         tree.expanded += 1
-        reach = -item.neg_reach
-        analysis = analyse(item.fen)
-        if (board.turn == chess.WHITE) == item.bot_white:
-            moves = _checked_bot_moves(board, item.ply, analysis, rules, umax_score, tree)
-            if moves:
-                tree.entries[key], tree.fens[key] = moves, item.fen
-            total = sum(moves.values())
-            chances = {uci: w / total for uci, w in moves.items()}
-        else:
-            chances = opponent_moves(analysis, named(key), rules)
+        chances = _expand(board, node, item.ply, rules, analyse, umax_score, named, tree)
         for uci, chance in chances.items():
             board.push_uci(uci)
-            push(board, item.ply + 1, reach * chance, item.bot_white)
+            push(board, item.ply + 1, -item.neg_reach * chance, item.bot_white)
             board.pop()
+    if not tree.pending:
+        prune_stranded(tree, rules)
     return tree
 
 
+def _expand(board: chess.Board, node: Node, ply: int, rules: TreeRules, analyse: Analyse,
+            umax_score: UmaxScore, named: Callable[[int], dict[str, int]], tree: Tree) -> dict[str, float]:
+    """One node's moves with their chances (empty while an analysis is pending), its edges recorded."""
+    bot_white, key = node
+    bot_to_move = (board.turn == chess.WHITE) == bot_white
+    kind: Kind = "bot" if bot_to_move else "opponent"
+    analysis = analyse(board.fen(), kind)
+    if analysis is None:
+        tree.pending.add((kind, board.fen()))
+        return {}
+    if not bot_to_move:
+        chances = opponent_moves(analysis, named(key), rules)
+        tree.opp_edges[node] = {uci: (_key_after(board, uci), p) for uci, p in chances.items()}
+        return chances
+    moves = _checked_bot_moves(board, ply, analysis, rules, umax_score, tree)
+    if moves is None:
+        return {}
+    tree.bot_edges[node] = {uci: (_key_after(board, uci), w) for uci, w in moves.items()}
+    if moves:
+        tree.entries[key], tree.fens[key] = moves, board.fen()
+    total = sum(moves.values())
+    return {uci: w / total for uci, w in moves.items()}
+
+
+def _key_after(board: chess.Board, uci: str) -> int:
+    board.push_uci(uci)
+    key = chess.polyglot.zobrist_hash(board)
+    board.pop()
+    return key
+
+
 def _checked_bot_moves(board: chess.Board, ply: int, analysis: Analysis, rules: TreeRules,
-                       umax_score: Callable[[str], float], tree: Tree) -> dict[str, int]:
-    """The bot's candidates that pass micro-Max's check (each check recorded in ``tree.checked``)."""
+                       umax_score: UmaxScore, tree: Tree) -> dict[str, int] | None:
+    """The bot's candidates that pass micro-Max's check (each check recorded in ``tree.checked``);
+    None while a micro-Max score is pending (those asked for go to ``tree.pending``)."""
     stockfish = dict(analysis)
-    kept: dict[str, int] = {}
-    for uci, weight in bot_moves(analysis, rules).items():
+    candidates = bot_moves(analysis, rules)
+    scores: dict[str, float] = {}
+    for uci in candidates:
         board.push_uci(uci)
         if board.is_checkmate():
-            umax = rules.clamp_pawns
+            scores[uci] = rules.clamp_pawns
         elif board.is_game_over():
-            umax = 0.0
+            scores[uci] = 0.0
         else:
-            umax = -umax_score(board.fen())       # the opponent's score there, turned to the bot's side
+            theirs = umax_score(board.fen())
+            if theirs is None:
+                tree.pending.add(("umax", board.fen()))
+            else:
+                scores[uci] = -theirs       # the opponent's score there, turned to the bot's side
         board.pop()
-        verdict = umax_verdict(stockfish[uci], umax, rules)
-        tree.checked.append(Checked(board.fen(), uci, ply, stockfish[uci], round(umax, 2), verdict))
+    if len(scores) < len(candidates):
+        return None
+    kept: dict[str, int] = {}
+    for uci, weight in candidates.items():
+        verdict = umax_verdict(stockfish[uci], scores[uci], rules)
+        tree.checked.append(Checked(board.fen(), uci, ply, stockfish[uci], round(scores[uci], 2), verdict))
         if verdict is None:
             kept[uci] = weight
     return kept
+
+
+def prune_stranded(tree: Tree, rules: TreeRules) -> None:
+    """Drop or lower the bot moves after which the bot is likely left without a book move (see the
+    module's docstring), then the positions no kept move leads to. Changes ``tree`` in place."""
+    memo: dict[Node, bool] = {}
+
+    def stranded(node: Node) -> bool:
+        if node not in tree.bot_edges:
+            return False             # not expanded: the book was meant to end here
+        if node in memo:
+            return memo[node]
+        memo[node] = False           # a repetition leading back here counts as open
+        bot_white, key = node
+        kept: dict[str, int] = {}
+        for uci, (child, weight) in tree.bot_edges[node].items():
+            chance = sum(p for grandchild, p in tree.opp_edges.get((bot_white, child), {}).values()
+                         if stranded((bot_white, grandchild)))
+            dropped = chance > rules.max_stranded
+            if chance > 0:
+                tree.stranded.append(Stranded(tree.fens[key], uci, round(chance, 4), dropped))
+            if not dropped:
+                kept[uci] = max(1, round(weight * (1 - chance)))
+        if kept:
+            tree.entries[key] = kept
+        else:
+            tree.entries.pop(key, None)
+        memo[node] = not kept
+        return memo[node]
+
+    for node in list(tree.bot_edges):
+        stranded(node)
+    reachable = _reachable(tree)
+    for key in [k for k in tree.entries if k not in reachable]:
+        del tree.entries[key]
+        del tree.fens[key]
+
+
+def _reachable(tree: Tree) -> set[int]:
+    """The bot nodes' keys reached from the initial position by the kept moves and the replies."""
+    start = chess.polyglot.zobrist_hash(chess.Board())
+    seen: set[Node] = set()
+    todo: list[Node] = [(True, start), (False, start)]
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        bot_white, key = node
+        if node in tree.bot_edges:
+            for uci in tree.entries.get(key, {}):
+                todo.append((bot_white, tree.bot_edges[node][uci][0]))
+        for child, _ in tree.opp_edges.get(node, {}).values():
+            todo.append((bot_white, child))
+    return {key for bot_white, key in seen if (bot_white, key) in tree.bot_edges}
+
+
+def grow_in_passes(rules: TreeRules, analyse: Analyse, umax_score: UmaxScore,
+                   named: Callable[[int], dict[str, int]],
+                   compute: Callable[[set[Request]], None]) -> tuple[Tree, int]:
+    """Grow, compute what the tree found pending (``compute`` makes those analyses known to
+    ``analyse`` and ``umax_score``), and grow again until nothing is pending: the tree of the complete
+    analyses, and the number of passes."""
+    passes = 0
+    while True:
+        passes += 1
+        tree = grow(rules, analyse, umax_score, named)
+        if not tree.pending:
+            return tree, passes
+        compute(tree.pending)
 
 
 # ---------------------------------------------------------------------------- walking a built book

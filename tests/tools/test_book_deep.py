@@ -18,10 +18,13 @@ from tests.helpers import ROOT
 from tools import book_build, book_deep
 from tools.book_tree import (
     Analysis,
+    Kind,
+    Request,
     TreeRules,
     bot_moves,
     child_key,
     grow,
+    grow_in_passes,
     opponent_moves,
     umax_verdict,
     walk,
@@ -39,16 +42,20 @@ def test_the_bots_moves_are_the_best_and_those_within_the_margin_weighted_by_the
     assert bot_moves(analysis, TreeRules(bot_max_moves=1)) == {"e2e4": 100}
     assert bot_moves((("a2a3", 0), ("b2b3", -25)), TreeRules(bot_half_cp=1)) == {"a2a3": 100, "b2b3": 1}
     assert bot_moves((), rules) == {}
+    # Stockfish stopped by its node count may list a better-scored line second: the best is the best score
+    assert list(bot_moves((("d2d4", 30), ("e2e4", 33), ("g1f3", 21)), rules).items()) == [
+        ("e2e4", 100), ("d2d4", 81), ("g1f3", 44)]
 
 
 def test_the_opponents_moves_are_the_named_lines_and_the_engines_near_best() -> None:
     rules = TreeRules(opp_margin_cp=40, opp_engine_moves=3)
     analysis = (("e7e5", -30), ("c7c6", -40), ("g8f6", -90))          # g8f6: 60 cp below the best
-    chances = opponent_moves(analysis, {"e7e5": 3, "c7c5": 1, "a7a6": 0}, rules)
+    chances = opponent_moves(analysis, {"e7e5": 9, "c7c5": 1, "a7a6": 0}, rules)   # named: their roots
     assert chances == {"e7e5": 4 / 6, "c7c5": 1 / 6, "c7c6": 1 / 6}
     assert list(chances) == ["e7e5", "c7c5", "c7c6"]                  # named first, then the engine's
     assert opponent_moves(analysis, {}, TreeRules(opp_engine_moves=1)) == {"e7e5": 1.0}
     assert opponent_moves((), {}, rules) == {}
+    assert opponent_moves((("c7c6", -60), ("e7e5", -10)), {}, TreeRules(opp_margin_cp=40)) == {"e7e5": 1.0}
 
 
 @pytest.mark.parametrize(("stockfish_cp", "umax_pawns", "verdict"), [
@@ -72,10 +79,12 @@ def test_bad_rules_are_refused() -> None:
         TreeRules(min_reach=0)
     with pytest.raises(ValueError, match="max_positions"):
         TreeRules(max_positions=-1)
+    with pytest.raises(ValueError, match="max_stranded"):
+        TreeRules(max_stranded=1.5)
 
 
 # ---------------------------------------------------------------------------- the tree, on made-up analyses
-def fake_analysis(fen: str) -> Analysis:
+def fake_analysis(fen: str, kind: Kind = "bot") -> Analysis:
     """Three moves in alphabetical order, 30, 20 and 10 cp for the side to move."""
     legal = sorted(m.uci() for m in chess.Board(fen).legal_moves)
     return tuple((m, 30 - 10 * i) for i, m in enumerate(legal[:3]))
@@ -85,16 +94,20 @@ def no_names(key: int) -> dict[str, int]:
     return {}
 
 
-def grow_fake(rules: TreeRules, poor_after: tuple[str, ...] = ()) -> tuple[book_deep.Tree, list[str]]:
-    """The tree on fake_analysis; micro-Max finds the bot poor after the moves `poor_after` from the start."""
-    poor = set()
-    for uci in poor_after:
-        board = chess.Board()
+def after(line: str) -> chess.Board:
+    board = chess.Board()
+    for uci in line.split():
         board.push_uci(uci)
-        poor.add(board.epd())
+    return board
+
+
+def grow_fake(rules: TreeRules, poor_after: tuple[str, ...] = ()) -> tuple[book_deep.Tree, list[str]]:
+    """The tree on fake_analysis; micro-Max finds the bot poor after the lines `poor_after` (UCI moves
+    from the start, the last one the bot's)."""
+    poor = {after(line).epd() for line in poor_after}
     asked: list[str] = []
 
-    def analyse(fen: str) -> Analysis:
+    def analyse(fen: str, kind: Kind) -> Analysis:
         asked.append(fen)
         return fake_analysis(fen)
 
@@ -168,7 +181,7 @@ def test_named_lines_steer_the_opponent() -> None:
     def named(key: int) -> dict[str, int]:
         return {"h7h6": 50} if key == a3_key else {}
 
-    tree = grow(TreeRules(max_ply=3, min_reach=0.02, max_positions=10_000), fake_analysis,
+    tree = grow(TreeRules(max_ply=3, min_reach=0.1, max_positions=10_000), fake_analysis,
                 lambda fen: 0.0, named)
 
     def key_after(uci: str) -> int:
@@ -176,8 +189,67 @@ def test_named_lines_steer_the_opponent() -> None:
         board.push_uci(uci)
         return chess.polyglot.zobrist_hash(board)
 
-    assert key_after("h7h6") in tree.entries      # the named reply: 50/53 of 1.a3's 100/175
-    assert key_after("a7a6") not in tree.entries  # an engine reply: 1/53 of it, below 0.02
+    # the named reply weighs the root of its 50 lines against the 3 engine replies' 1 each
+    assert key_after("h7h6") in tree.entries      # 7.07/10.07 of 1.a3's 100/175: 0.40
+    assert key_after("a7a6") not in tree.entries  # 1/10.07 of it: 0.057, below 0.1
+
+
+def test_a_move_whose_replies_leave_the_bot_without_a_book_move_is_dropped_or_lowered() -> None:
+    # as White: 1.a3's replies are a5, a6 and b5 (1/3 each); after 1.a3 a5 every bot move is poor
+    line = "a2a3 a7a5"
+    poor = tuple(f"{line} {uci}" for uci in bot_moves(fake_analysis(after(line).fen()), TreeRules()))
+    rules = TreeRules(max_ply=4, min_reach=1e-4, max_positions=10_000, max_stranded=0.2)
+    tree, _ = grow_fake(rules, poor_after=poor)
+    start = chess.polyglot.zobrist_hash(chess.Board())
+    assert tree.entries[start] == {"a2a4": 50, "b1a3": 25}        # 1/3 > 0.2: 1.a3 is dropped
+    assert [(s.uci, s.chance, s.dropped) for s in tree.stranded] == [("a2a3", 0.3333, True)]
+    below_a3 = chess.polyglot.zobrist_hash(after("a2a3 a7a6"))
+    assert below_a3 not in tree.entries                            # no kept move leads there any more
+    assert walk(tree_moves(tree), True, rules.max_ply).keys == {k for k, f in tree.fens.items()
+                                                                if k in tree.entries and " w " in f}
+    lenient, _ = grow_fake(TreeRules(max_ply=4, min_reach=1e-4, max_positions=10_000, max_stranded=0.5),
+                           poor_after=poor)
+    assert lenient.entries[start] == {"a2a3": 67, "a2a4": 50, "b1a3": 25}   # kept at 100 * (1 - 1/3)
+    assert below_a3 in lenient.entries
+
+
+def test_a_position_emptied_by_stranded_moves_strands_the_move_before_it() -> None:
+    # one move a side: a single line; the bot's move at ply 4 is poor, so the moves at plies 2 and 0 go
+    rules = TreeRules(max_ply=5, min_reach=1e-4, max_positions=10_000, bot_max_moves=1, opp_engine_moves=1)
+    line = ["a2a3", "a7a5"]
+    for _ in range(3):
+        line.append(fake_analysis(after(" ".join(line)).fen())[0][0])
+    tree, _ = grow_fake(rules, poor_after=(" ".join(line),))
+    assert [c.verdict for c in tree.checked if c.verdict] == ["poor"]
+    stranded = [(s.uci, s.chance, s.dropped) for s in tree.stranded]
+    assert stranded == [(line[2], 1.0, True), ("a2a3", 1.0, True)]
+    assert not walk(tree_moves(tree), True, rules.max_ply).keys
+    untouched, _ = grow_fake(rules)
+    assert walk(tree_moves(untouched), True, rules.max_ply).plies.values() and not untouched.stranded
+
+
+def test_passes_compute_what_is_pending_and_end_with_the_tree_of_the_complete_analyses() -> None:
+    known: dict[str, Analysis] = {}
+    scores: dict[str, float] = {}
+    computed: list[set[Request]] = []
+
+    def compute(requests: set[Request]) -> None:
+        computed.append(set(requests))
+        for kind, fen in requests:
+            if kind == "umax":
+                scores[fen] = 0.1
+            else:
+                known[fen] = fake_analysis(fen)
+
+    rules = TreeRules(max_ply=4, min_reach=1e-3, max_positions=300)
+    first = grow(rules, lambda fen, kind: known.get(fen), scores.get, no_names)
+    assert first.pending == {("bot", START), ("opponent", START)} and not first.entries
+    tree, passes = grow_in_passes(rules, lambda fen, kind: known.get(fen), scores.get, no_names, compute)
+    complete = grow(rules, fake_analysis, lambda fen: 0.1, no_names)
+    assert book_deep.encode_tree(tree) == book_deep.encode_tree(complete) != b""
+    assert tree.entries == complete.entries and not tree.pending
+    assert passes == len(computed) + 1 and 2 < passes <= 2 * rules.max_ply + 1
+    assert any(kind == "umax" for requests in computed for kind, _ in requests)
 
 
 def test_the_walks_incremental_key_is_polyglots_key() -> None:
@@ -214,20 +286,38 @@ def test_polyglot_rows_are_sorted_and_their_order_does_not_matter() -> None:
 
 def test_the_cache_resumes_and_refuses_other_settings(tmp_path: Path) -> None:
     path = tmp_path / "cache.jsonl"
-    settings = book_deep.AnalysisSettings(stockfish="Stockfish 15.1", nodes=1000)
+    settings = book_deep.AnalysisSettings(stockfish="Stockfish 15.1", umax_depth=7)
     cache = book_deep.Cache(path, settings)
-    cache.put_sf(START, (("e2e4", 30), ("d2d4", 25)))
+    cache.put_sf((START, 3, 1000), (("e2e4", 30), ("d2d4", 25)))
+    cache.put_sf((START, 6, 500), (("d2d4", 28),))                  # another search: kept apart
     cache.put_umax(START, -14)
     cache.close()
     with path.open("a") as fh:
         fh.write('{"sf":"8/8/8/8/8/8/8/8 w - - 0 1","mov')            # a build killed mid-line
     again = book_deep.Cache(path, settings)
-    assert again.sf == {START: (("e2e4", 30), ("d2d4", 25))} and again.umax == {START: -14}
+    assert again.sf == {(START, 3, 1000): (("e2e4", 30), ("d2d4", 25)), (START, 6, 500): (("d2d4", 28),)}
+    assert again.umax == {START: -14}
     again.put_umax("fen2", 3)
     again.close()
     assert book_deep.Cache(path, settings).umax == {START: -14, "fen2": 3}
     with pytest.raises(SystemExit, match="other settings"):
-        book_deep.Cache(path, book_deep.AnalysisSettings(stockfish="Stockfish 15.1", nodes=2000))
+        book_deep.Cache(path, book_deep.AnalysisSettings(stockfish="Stockfish 15.1", umax_depth=8))
+
+
+def test_the_analyser_asks_the_cache_by_the_kind_of_position(tmp_path: Path) -> None:
+    settings = book_deep.AnalysisSettings(stockfish="Stockfish 15.1")
+    cache = book_deep.Cache(tmp_path / "cache.jsonl", settings)
+    cache.put_sf((START, 3, 1000), (("e2e4", 30),))
+    cache.put_umax(START, 14)
+    searches = {"bot": book_deep.Search(3, 1000), "opponent": book_deep.Search(6, 500)}
+    analyser = book_deep.Analyser(cache, settings, searches, "/nonexistent/stockfish", jobs=2)
+    board = after("g1f3 g8f6 f3g1 f6g8")                             # the start again, other counters
+    assert analyser.analyse(board.fen(), "bot") == (("e2e4", 30),)
+    assert analyser.analyse(board.fen(), "opponent") is None         # not analysed at MultiPV 6 yet
+    assert analyser.umax_score(board.fen()) == 14 / book_deep.PAWN
+    assert analyser.umax_score(after("e2e4").fen()) is None
+    analyser.close()
+    cache.close()
 
 
 def test_positions_are_analysed_without_their_counters() -> None:
