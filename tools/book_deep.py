@@ -195,31 +195,35 @@ class Analyser:
 
     def compute(self, requests: set[Request], progress: Callable[[int, int], None]) -> None:
         """Analyse what is missing, ``jobs`` at a time; ``progress(done, total)`` after each."""
-        todo = sorted(requests)
+        todo = sorted({(kind, canonical_fen(fen)) for kind, fen in requests})   # transpositions once
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = [pool.submit(self._one, kind, fen) for kind, fen in todo]
             for done, future in enumerate(as_completed(futures), 1):
-                future.result()
+                made = future.result()
+                self.new_sf += made == "sf"
+                self.new_umax += made == "umax"
                 progress(done, len(todo))
 
-    def _one(self, kind: Kind, fen: str) -> None:
+    def _one(self, kind: Kind, fen: str) -> str | None:
+        """Compute one analysis in a worker thread: "sf" or "umax" for what it made, None if known."""
         if kind == "umax":
             key = canonical_fen(fen)
-            if key not in self.cache.umax:
-                engine = self._engines()[1]
-                engine.new_game(key)
-                self.cache.put_umax(key, int(engine.think(max_depth=self.settings.umax_depth).score))
-                self.new_umax += 1
-            return
+            if key in self.cache.umax:
+                return None
+            engine = self._engines()[1]
+            engine.new_game(key)
+            self.cache.put_umax(key, int(engine.think(max_depth=self.settings.umax_depth).score))
+            return "umax"
         sf_key = self._sf_key(fen, kind)
-        if sf_key not in self.cache.sf:
-            search = self.searches[kind]
-            infos = self._engines()[0].analyse(chess.Board(sf_key[0]), chess.engine.Limit(nodes=search.nodes),
-                                               multipv=search.multipv, game=object())   # ucinewgame
-            moves = tuple((info["pv"][0].uci(), info["score"].relative.score(mate_score=10_000))
-                          for info in infos if info.get("pv"))
-            self.cache.put_sf(sf_key, moves)
-            self.new_sf += 1
+        if sf_key in self.cache.sf:
+            return None
+        search = self.searches[kind]
+        infos = self._engines()[0].analyse(chess.Board(sf_key[0]), chess.engine.Limit(nodes=search.nodes),
+                                           multipv=search.multipv, game=object())   # ucinewgame
+        moves = tuple((info["pv"][0].uci(), info["score"].relative.score(mate_score=10_000))
+                      for info in infos if info.get("pv"))
+        self.cache.put_sf(sf_key, moves)
+        return "sf"
 
     def _engines(self) -> tuple[chess.engine.SimpleEngine, Any]:
         """This worker thread's Stockfish and micro-Max, opened on first use."""
