@@ -88,7 +88,7 @@ class TreeRules:
     umax_floor_pawns: float = -0.6
     umax_gap_pawns: float = 1.0
     clamp_pawns: float = 2.0
-    max_stranded: float = 0.2
+    max_stranded: float = 0.15
 
     def __post_init__(self) -> None:
         if not 0 < self.min_reach <= 1:
