@@ -180,6 +180,7 @@ class Analyser:
         self._local = threading.local()
         self._opened: list[Any] = []
         self._opened_lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None    # one for every pass: its threads keep their engines
 
     def _sf_key(self, fen: str, kind: Kind) -> SfKey:
         search = self.searches[kind]
@@ -196,13 +197,14 @@ class Analyser:
     def compute(self, requests: set[Request], progress: Callable[[int, int], None]) -> None:
         """Analyse what is missing, ``jobs`` at a time; ``progress(done, total)`` after each."""
         todo = sorted({(kind, canonical_fen(fen)) for kind, fen in requests})   # transpositions once
-        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
-            futures = [pool.submit(self._one, kind, fen) for kind, fen in todo]
-            for done, future in enumerate(as_completed(futures), 1):
-                made = future.result()
-                self.new_sf += made == "sf"
-                self.new_umax += made == "umax"
-                progress(done, len(todo))
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.jobs)
+        futures = [self._pool.submit(self._one, kind, fen) for kind, fen in todo]
+        for done, future in enumerate(as_completed(futures), 1):
+            made = future.result()
+            self.new_sf += made == "sf"
+            self.new_umax += made == "umax"
+            progress(done, len(todo))
 
     def _one(self, kind: Kind, fen: str) -> str | None:
         """Compute one analysis in a worker thread: "sf" or "umax" for what it made, None if known."""
@@ -237,6 +239,8 @@ class Analyser:
         return self._local.sf, self._local.umax
 
     def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
         for sf in self._opened:
             sf.quit()
 
