@@ -212,7 +212,7 @@ class Analyser:
             key = canonical_fen(fen)
             if key in self.cache.umax:
                 return None
-            engine = self._engines()[1]
+            engine = self._umax()
             engine.new_game(key)
             self.cache.put_umax(key, int(engine.think(max_depth=self.settings.umax_depth).score))
             return "umax"
@@ -220,23 +220,28 @@ class Analyser:
         if sf_key in self.cache.sf:
             return None
         search = self.searches[kind]
-        infos = self._engines()[0].analyse(chess.Board(sf_key[0]), chess.engine.Limit(nodes=search.nodes),
-                                           multipv=search.multipv, game=object())   # ucinewgame
+        infos = self._stockfish().analyse(chess.Board(sf_key[0]), chess.engine.Limit(nodes=search.nodes),
+                                          multipv=search.multipv, game=object())   # ucinewgame
         moves = tuple((info["pv"][0].uci(), info["score"].relative.score(mate_score=10_000))
                       for info in infos if info.get("pv"))
         self.cache.put_sf(sf_key, moves)
         return "sf"
 
-    def _engines(self) -> tuple[chess.engine.SimpleEngine, Any]:
-        """This worker thread's Stockfish and micro-Max, opened on first use."""
+    def _stockfish(self) -> chess.engine.SimpleEngine:
+        """This worker thread's Stockfish, opened on first use."""
         if not hasattr(self._local, "sf"):
-            from engine import Engine  # numba: loaded only when a score must be computed
-
             self._local.sf = open_stockfish(self.stockfish, self.settings.hash_mb)
-            self._local.umax = Engine(hash_bits=UMAX_HASH_BITS)
             with self._opened_lock:
                 self._opened.append(self._local.sf)
-        return self._local.sf, self._local.umax
+        return self._local.sf
+
+    def _umax(self) -> Any:
+        """This worker thread's micro-Max, made on first use."""
+        if not hasattr(self._local, "umax"):
+            from engine import Engine  # numba: loaded only when a score must be computed
+
+            self._local.umax = Engine(hash_bits=UMAX_HASH_BITS)
+        return self._local.umax
 
     def close(self) -> None:
         if self._pool is not None:

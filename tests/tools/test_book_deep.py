@@ -320,6 +320,29 @@ def test_the_analyser_asks_the_cache_by_the_kind_of_position(tmp_path: Path) -> 
     cache.close()
 
 
+def test_the_workers_compute_micro_max_scores_once_a_position_and_keep_them(tmp_path: Path) -> None:
+    from engine import Engine
+
+    settings = book_deep.AnalysisSettings(stockfish="Stockfish 15.1", umax_depth=4)
+    cache = book_deep.Cache(tmp_path / "cache.jsonl", settings)
+    analyser = book_deep.Analyser(cache, settings, {}, "/nonexistent/stockfish", jobs=2)
+    fens = [after(line).fen() for line in ("", "e2e4", "d2d4", "g1f3 g8f6 f3g1 f6g8")]
+    seen: list[tuple[int, int]] = []
+    analyser.compute({("umax", fen) for fen in fens}, lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]       # the last one is the start again: analysed once
+    analyser.compute({("umax", fens[0]), ("umax", after("c2c4").fen())}, lambda done, total: None)
+    assert analyser.new_umax == 4 and analyser._opened == []      # (no Stockfish was needed)
+    analyser.close()
+    cache.close()
+    reference = Engine(hash_bits=book_deep.UMAX_HASH_BITS)
+    for fen in fens + [after("c2c4").fen()]:
+        reference.new_game(book_deep.canonical_fen(fen))
+        expected = int(reference.think(max_depth=4).score)
+        assert analyser.umax_score(fen) == expected / book_deep.PAWN
+    assert book_deep.Cache(tmp_path / "cache.jsonl", settings).umax == cache.umax
+    assert len((tmp_path / "cache.jsonl").read_text().splitlines()) == 1 + 4
+
+
 def test_positions_are_analysed_without_their_counters() -> None:
     board = chess.Board()
     for uci in ("g1f3", "g8f6", "f3g1", "f6g8"):
