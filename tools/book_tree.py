@@ -182,10 +182,11 @@ class Tree:
     expanded: int = 0
     stopped_by: dict[str, int] = field(default_factory=dict)   # why frontier positions went unexpanded
     pending: set[Request] = field(default_factory=set)         # analyses asked for and not there yet
-    # the expanded nodes' edges, for prune_stranded: a bot node's checked moves (UCI -> (child key,
-    # weight)); an opponent node's replies (UCI -> (child key, chance))
-    bot_edges: dict[Node, dict[str, tuple[int, int]]] = field(default_factory=dict)
-    opp_edges: dict[Node, dict[str, tuple[int, float]]] = field(default_factory=dict)
+    # the expanded nodes' edges, for prune_stranded: a bot node's checked moves (UCI -> weight), an
+    # opponent node's replies (UCI -> chance), and the key each move leads to (UCI -> child key)
+    bot_edges: dict[Node, dict[str, int]] = field(default_factory=dict)
+    opp_edges: dict[Node, dict[str, float]] = field(default_factory=dict)
+    children: dict[Node, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass(order=True)
@@ -233,8 +234,10 @@ def grow(rules: TreeRules, analyse: Analyse, umax_score: UmaxScore,
         done.add(node)
         tree.expanded += 1
         chances = _expand(board, node, item.ply, rules, analyse, umax_score, named, tree)
+        children = tree.children[node] = {}
         for uci, chance in chances.items():
             board.push_uci(uci)
+            children[uci] = chess.polyglot.zobrist_hash(board)
             push(board, item.ply + 1, -item.neg_reach * chance, item.bot_white)
             board.pop()
     if not tree.pending:
@@ -254,23 +257,16 @@ def _expand(board: chess.Board, node: Node, ply: int, rules: TreeRules, analyse:
         return {}
     if not bot_to_move:
         chances = opponent_moves(analysis, named(key), rules)
-        tree.opp_edges[node] = {uci: (_key_after(board, uci), p) for uci, p in chances.items()}
+        tree.opp_edges[node] = chances
         return chances
     moves = _checked_bot_moves(board, ply, analysis, rules, umax_score, tree)
     if moves is None:
         return {}
-    tree.bot_edges[node] = {uci: (_key_after(board, uci), w) for uci, w in moves.items()}
+    tree.bot_edges[node] = moves
     if moves:
         tree.entries[key], tree.fens[key] = moves, board.fen()
     total = sum(moves.values())
     return {uci: w / total for uci, w in moves.items()}
-
-
-def _key_after(board: chess.Board, uci: str) -> int:
-    board.push_uci(uci)
-    key = chess.polyglot.zobrist_hash(board)
-    board.pop()
-    return key
 
 
 def _checked_bot_moves(board: chess.Board, ply: int, analysis: Analysis, rules: TreeRules,
@@ -317,9 +313,10 @@ def prune_stranded(tree: Tree, rules: TreeRules) -> None:
         memo[node] = False           # a repetition leading back here counts as open
         bot_white, key = node
         kept: dict[str, int] = {}
-        for uci, (child, weight) in tree.bot_edges[node].items():
-            chance = sum(p for grandchild, p in tree.opp_edges.get((bot_white, child), {}).values()
-                         if stranded((bot_white, grandchild)))
+        for uci, weight in tree.bot_edges[node].items():
+            opp = (bot_white, tree.children[node][uci])
+            chance = sum(p for reply, p in tree.opp_edges.get(opp, {}).items()
+                         if stranded((bot_white, tree.children[opp][reply])))
             dropped = chance > rules.max_stranded
             if chance > 0:
                 tree.stranded.append(Stranded(tree.fens[key], uci, round(chance, 4), dropped))
@@ -352,10 +349,9 @@ def _reachable(tree: Tree) -> set[int]:
         seen.add(node)
         bot_white, key = node
         if node in tree.bot_edges:
-            for uci in tree.entries.get(key, {}):
-                todo.append((bot_white, tree.bot_edges[node][uci][0]))
-        for child, _ in tree.opp_edges.get(node, {}).values():
-            todo.append((bot_white, child))
+            todo.extend((bot_white, tree.children[node][uci]) for uci in tree.entries.get(key, {}))
+        if node in tree.opp_edges:
+            todo.extend((bot_white, child) for child in tree.children[node].values())
     return {key for bot_white, key in seen if (bot_white, key) in tree.bot_edges}
 
 
