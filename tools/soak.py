@@ -12,7 +12,8 @@ that count must be 0. At the end the bot gets SIGTERM and must exit 0 within 10 
 
 The table: games started / finished normally / lost on time / aborted, illegal moves sent (must be
 0), moves rejected by the server, reconnects, 429 pauses honoured (no request of the paused kind
-inside the pause, checked from the sandbox's request log), process restarts needed (must be 0),
+inside the pause while the process that got the 429 ran, checked from the sandbox's request log; a
+pause lives in that process's memory), process restarts needed (must be 0),
 peak RSS early and at the end (the growth must stay within the hash tables), the worst time from
 gameState to the move POST, and every fault that fired. `--markdown FILE` writes it as markdown.
 
@@ -242,7 +243,9 @@ class SoakReport:
                            f"{_counts(self.reconnect_lines)})"),
             ("429 pauses honoured", f"{self.rate_limits.honoured} of {self.rate_limits.answered}"
                                     + (f" ({len(self.rate_limits.violations)} broken)"
-                                       if self.rate_limits.violations else "")),
+                                       if self.rate_limits.violations else "")
+                                    + (f" ({self.rate_limits.restarted} ended by a restart: the new "
+                                       f"process knew no pause)" if self.rate_limits.restarted else "")),
             ("process restarts needed (must be 0)", str(self.process_restarts)),
             ("peak RSS after the first games / at the end",
              f"{self.hwm_early_kb / mb:.0f} / {self.hwm_end_kb / mb:.0f} MiB (growth "
@@ -528,7 +531,7 @@ def run(opts: SoakOptions, command: str = "") -> SoakReport:
         sb.stop()
     report.duration_s = time.monotonic() - t0
     report.faults = chaos.fired()
-    report.rate_limits = check_rate_limits(sb.request_details, opts.rate_limit_pause_s)
+    report.rate_limits = check_rate_limits(sb.request_details, opts.rate_limit_pause_s, run.exits)
     report.event_stream_connects = sb.event_stream_connects
     report.lost_answers = sum(1 for r in sb.request_details if "/move/" in r.path and r.served_status == 200)
     text = log.read_text(errors="replace")
@@ -551,6 +554,7 @@ class _Run:
         self.started_at: dict[str, float] = {}
         self.ended_at: dict[str, float] = {}
         self.outages: list[tuple[float, float, str]] = []  # (from, to, what): the bot down
+        self.exits: list[float] = []  # when each bot process but the last was seen ended
         self.ended_unseen: set[str] = set()  # games over on the server whose end the bot has not logged yet
         self.next_sample = 0.0
 
@@ -582,6 +586,7 @@ class _Run:
         else:
             code, secs = self.bot.signal(sig)
             ended = f"SIGTERM: exit {code} in {secs:.1f} s"
+        self.exits.append(time.monotonic())
         self.report.processes[-1].ended_by = ended
         name = "SIGKILL" if sig == signal.SIGKILL else "SIGTERM"
         self.say(f"{name}: the bot {ended}; starting it again")
@@ -635,6 +640,7 @@ class _Run:
                 report.process_restarts += 1
                 report.restart_reasons.append(f"exited with code {bot.proc.returncode if bot.proc else None}")
                 say(f"bot process died ({report.restart_reasons[-1]}); restarting it")
+                self.exits.append(time.monotonic())
                 self.start_bot()
             if sb.world.feed.event_sub is None and not chaos_restarting(self.chaos):
                 no_stream_since = no_stream_since or now
@@ -643,6 +649,7 @@ class _Run:
                     report.restart_reasons.append("no event stream for 60 s")
                     say("the bot has not listened to its event stream for 60 s; restarting it")
                     bot.kill()
+                    self.exits.append(time.monotonic())
                     self.start_bot()
                     no_stream_since = None
             else:

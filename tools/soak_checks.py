@@ -171,18 +171,21 @@ def check_offers(offers: list[tuple[str, float]], requests: list[RequestDetail],
 
 def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) -> None:
     """Per game: the lines the sandbox got from the bot are the lines queued less those dropped, each
-    once (a text queued twice, such as two answers to !help, may be sent twice). A line held by a 429
-    pause when the process was killed is lost with it, explained: a SIGKILL leaves no time to send it
-    or to log its drop (a SIGTERM does log each drop). Such a line is one held when the next process
-    starts in the log, its game's chat not heard of in between."""
+    once (a text queued twice, such as two answers to !help, may be sent twice). A game's outbox held
+    by a 429 pause when the process was killed is lost with it, explained: a SIGKILL leaves no time to
+    send its lines or to log their drops (a SIGTERM does log each drop). Such an outbox is one whose
+    line is held when the next process starts in the log, its game's chat not heard of in between; it
+    may have lost the held line and every line queued behind it in that process."""
     queued: dict[str, Counter[tuple[str, str]]] = defaultdict(Counter)
     dropped: Counter[str] = Counter()
     killed: Counter[str] = Counter()
     held: Counter[str] = Counter()  # the games with a line held by a pause, in this process
+    queued_here: Counter[str] = Counter()  # lines queued in this process, per game
     for line in text.splitlines():
         m = _QUEUED.search(line)
         if m:
             queued[m.group(1)][(m.group(2), m.group(3))] += 1
+            queued_here[m.group(1)] += 1
             continue
         m = _DROPPED.search(line)
         if m:
@@ -193,8 +196,9 @@ def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) 
         if m:
             held[m.group(1)] += 1
         elif _PROCESS_START.search(line):
-            killed.update(+held)
+            killed.update({gid: queued_here[gid] for gid in +held})
             held.clear()
+            queued_here.clear()
         elif (m := _CHAT_THREAD.search(line)) and "chat paused" not in line:
             held.pop(m.group(1), None)  # its chat thread went on: what it held went or was dropped
     checks.chat_queued = sum(sum(c.values()) for c in queued.values())

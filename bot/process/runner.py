@@ -128,6 +128,9 @@ class Runner:
         self.slots = Slots(cfg.challenge.concurrency, on_release=self._slot_freed)
         self.games: dict[str, Game] = {}
         self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
+        # Ended games whose chat outbox still held lines (a goodbye waiting out a 429 pause): at a stop
+        # their senders drop what is left, one log line each, before the process exits.
+        self._chatting: list[Game] = []
         self.games_played = 0
         # Per game id, kept while the game is not over, so that it outlives a correspondence visit and a
         # reopened stream: the takebacks accepted, and the record's move notes (bot/games/memory.py).
@@ -377,6 +380,12 @@ class Runner:
         self.arenas.wait(deadline - time.monotonic())
         if self.matchmaker is not None:
             self.matchmaker.join(max(0.0, deadline - time.monotonic()))
+        # Chat senders are daemon threads: once they have seen the stop and logged the lines they drop
+        # (bot/games/chat.py), the process may exit.
+        with self._games_lock:
+            chatting = running + self._chatting
+        for g in chatting:
+            g.chat.outbox.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
 
@@ -585,6 +594,9 @@ class Runner:
         return self.cfg.engine.ponder and self.slots.count() <= 1 and usable_cores() >= 2
 
     def _game_ended(self, game: Game) -> None:
+        if game.chat.outbox.pending():
+            with self._games_lock:
+                self._chatting = [g for g in self._chatting if g.chat.outbox.pending()] + [game]
         if game.visit and game.finished.is_set() and game.status is None and not self.stop.is_set():
             # The gameFinish came while this visit was ending, after it had stopped reading: the last
             # visit it started was refused, and the final state (record, goodbye) still waits.

@@ -25,7 +25,7 @@ interleave differently each time, so a run is reproducible in its rates, not mov
 
 `request_kind()` names requests exactly as bot/lichess.py pauses them after a 429, and
 `check_rate_limits()` proves from the sandbox's request log that no request of a paused kind arrived
-inside its pause.
+inside its pause while the bot's process that got the 429 still ran.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -88,21 +89,27 @@ class RateLimitCheck:
     answered: int                 # 429 answers sent
     honoured: int                 # ... after which no request of that kind came inside the pause
     violations: list[str] = field(default_factory=list)
+    restarted: int = 0            # honoured pauses that a restart of the bot's process cut short
 
     @property
     def ok(self) -> bool:
         return not self.violations
 
 
-def check_rate_limits(details: list[RequestDetail], min_pause_s: float,
+def check_rate_limits(details: list[RequestDetail], min_pause_s: float, exits: Sequence[float] = (),
                       grace_s: float = 0.02) -> RateLimitCheck:
     """After each 429 for a kind of request, no request of that kind may arrive before the pause ends
     (max(min_pause_s, Retry-After), counted from when the 429 was decided, which is before the client
     could read it). Requests arriving within `grace_s` of the 429 were already on their way (another
-    thread of the bot sharing the kind, e.g. two games chatting) and are not counted."""
-    answered = honoured = 0
+    thread of the bot sharing the kind, e.g. two games chatting) and are not counted.
+
+    A pause lives in the memory of the process that got the 429: `exits` are the (monotonic) times the
+    bot's processes had ended, and a pause counts only until the first of them. What a new process sends
+    after that is not a broken pause (it cannot know of one): such pauses are counted as `restarted`."""
+    answered = honoured = restarted = 0
     violations: list[str] = []
     ordered = sorted(details, key=lambda d: d.arrived)
+    ends = sorted(exits)
     for r in details:
         if r.status != 429:
             continue
@@ -115,15 +122,19 @@ def check_rate_limits(details: list[RequestDetail], min_pause_s: float,
         except ValueError:
             retry = 0.0
         pause = max(min_pause_s, retry)
-        early = [q for q in ordered if r.t + grace_s < q.arrived < r.t + pause
+        end = min([e for e in ends if e > r.t] + [r.t + pause])
+        early = [q for q in ordered if r.t + grace_s < q.arrived < end
                  and request_kind(q.method, q.path) == kind]
         if early:
             q = early[0]
             violations.append(f"{kind}: 429 on {r.method} {r.path} (pause {pause:.1f} s), then {q.method} "
                               f"{q.path} {q.arrived - r.t:.2f} s later")
-        else:
-            honoured += 1
-    return RateLimitCheck(answered, honoured, violations)
+            continue
+        honoured += 1
+        if end < r.t + pause and any(end <= q.arrived < r.t + pause and request_kind(q.method, q.path) == kind
+                                     for q in ordered):
+            restarted += 1
+    return RateLimitCheck(answered, honoured, violations, restarted)
 
 
 # ---------------------------------------------------------------- the chaos profile

@@ -441,3 +441,30 @@ def test_a_command_typed_during_a_long_think_is_answered_at_once(sandbox, bot_fo
     assert sandbox.wait_moves(gid, 1, timeout=15)
     # The think itself was not cut short by the chat.
     assert sandbox.game(gid).bot_move_times[0] - sent >= 2.5
+
+
+@pytest.mark.slow
+def test_a_goodbye_held_by_a_pause_when_the_bot_stops_is_logged_before_the_process_may_exit(
+        sandbox, bot_for, caplog):
+    # The goodbyes wait out a 30 s pause after the game is over; the bot is stopped meanwhile. The
+    # senders are daemon threads: the runner's stop waits for them, so each line held is logged as
+    # dropped before run() returns (a soak lost a line unlogged when the process exited first).
+    caplog.set_level(logging.INFO, logger="bot")
+    bot = bot_for(game=GREETINGS)
+    gid = sandbox.start_game(ScriptedOpponent(["e7e5", "resign"]), bot_color="white")
+    assert sandbox.wait_until(lambda: len(bot_lines(sandbox, gid)) == 2, timeout=20)  # the greetings
+    sandbox.respond_with(r"/chat$", 429, headers={"Retry-After": "30"})
+    assert sandbox.wait_game_over(gid, timeout=30) == "resign"
+    assert sandbox.wait_until(lambda: any("chat paused after HTTP 429" in r.getMessage()
+                                          for r in caplog.records), timeout=10)
+    assert sandbox.wait_until(lambda: not bot.runner.game(gid).alive, timeout=10)  # its thread is over
+    bot.stop()
+    messages = [r.getMessage() for r in caplog.records]
+    dropped = [m for m in messages if "chat line not sent" in m]
+    assert dropped == [f"game {gid}: chat line not sent (player room, the bot is stopping): 'Bye alice'",
+                       f"game {gid}: chat line not sent (spectator room, the bot is stopping): "
+                       f"'Thanks for watching umax-bot'"], dropped
+    stopped = next(i for i, m in enumerate(messages) if m.startswith("stopped;"))
+    assert all(messages.index(m) < stopped for m in dropped)
+    assert bot_lines(sandbox, gid) == [("player", "Hi alice, I am umax-bot"),
+                                       ("spectator", "Hello watchers, umax-bot here")]
