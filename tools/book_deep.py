@@ -182,6 +182,12 @@ class Analyser:
         self._opened_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None    # one for every pass: its threads keep their engines
 
+    @property
+    def stockfish_opened(self) -> int:
+        """How many Stockfish processes the workers have opened (one per worker, on first use)."""
+        with self._opened_lock:
+            return len(self._opened)
+
     def _sf_key(self, fen: str, kind: Kind) -> SfKey:
         search = self.searches[kind]
         return canonical_fen(fen), search.multipv, search.nodes

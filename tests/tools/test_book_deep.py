@@ -331,7 +331,7 @@ def test_the_workers_compute_micro_max_scores_once_a_position_and_keep_them(tmp_
     analyser.compute({("umax", fen) for fen in fens}, lambda done, total: seen.append((done, total)))
     assert seen == [(1, 3), (2, 3), (3, 3)]       # the last one is the start again: analysed once
     analyser.compute({("umax", fens[0]), ("umax", after("c2c4").fen())}, lambda done, total: None)
-    assert analyser.new_umax == 4 and analyser._opened == []      # (no Stockfish was needed)
+    assert analyser.new_umax == 4 and analyser.stockfish_opened == 0   # (no Stockfish was needed)
     analyser.close()
     cache.close()
     reference = Engine(hash_bits=book_deep.UMAX_HASH_BITS)
