@@ -109,7 +109,6 @@ def check_rate_limits(details: list[RequestDetail], min_pause_s: float, exits: S
     answered = honoured = restarted = 0
     violations: list[str] = []
     ordered = sorted(details, key=lambda d: d.arrived)
-    ends = sorted(exits)
     for r in details:
         if r.status != 429:
             continue
@@ -122,18 +121,18 @@ def check_rate_limits(details: list[RequestDetail], min_pause_s: float, exits: S
         except ValueError:
             retry = 0.0
         pause = max(min_pause_s, retry)
-        end = min([e for e in ends if e > r.t] + [r.t + pause])
-        early = [q for q in ordered if r.t + grace_s < q.arrived < end
-                 and request_kind(q.method, q.path) == kind]
+        pause_end = r.t + pause
+        end = min([e for e in exits if e > r.t] + [pause_end])   # the pause, or its process, ended
+        inside = [q for q in ordered if r.t + grace_s < q.arrived < pause_end
+                  and request_kind(q.method, q.path) == kind]
+        early = [q for q in inside if q.arrived < end]
         if early:
             q = early[0]
             violations.append(f"{kind}: 429 on {r.method} {r.path} (pause {pause:.1f} s), then {q.method} "
                               f"{q.path} {q.arrived - r.t:.2f} s later")
             continue
         honoured += 1
-        if end < r.t + pause and any(end <= q.arrived < r.t + pause and request_kind(q.method, q.path) == kind
-                                     for q in ordered):
-            restarted += 1
+        restarted += bool(inside)   # what came inside the pause came from a new process
     return RateLimitCheck(answered, honoured, violations, restarted)
 
 
