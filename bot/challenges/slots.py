@@ -17,22 +17,26 @@ import time
 from collections.abc import Callable
 
 from bot.challenges.policy import Decision
+from bot.challenges.reservations import Reservations
 
 log = logging.getLogger(__name__)
-
-# An accepted challenge whose game never started (cancelled at the last moment) frees its slot
-# after this long.
-RESERVATION_TTL_S = 60.0
 
 
 class Slots:
     """Games in progress, counted exactly: ids of accepted challenges, running games, and the
     matchmaker's own challenge while it waits for an answer (`reserve`)."""
 
-    def __init__(self, limit: int, on_release: Callable[[], None] | None = None):
+    def __init__(self, limit: int, on_release: Callable[[], None] | None = None,
+                 on_expired: Callable[[str], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        """`on_release()`: a slot may have freed; `on_expired(cid)`: an accepted challenge's game never
+        started (bot/challenges/reservations.py). Both are called under the lock: they must only post."""
         self.limit = limit
         self._lock = threading.Lock()
-        self._held: dict[str, float | None] = {}  # id -> reservation time, None once the game runs
+        self._clock = clock
+        self._reserved = Reservations()  # accepted challenges whose game has not started yet
+        self._running: set[str] = set()  # games in progress
+        self._on_expired = on_expired
         self._pending: set[str] = set()  # our own challenges: no expiry, the matchmaker releases them
         self._arena: set[str] = set()  # games of an arena (lila pairs them: never refused, always held)
         self._kept = 0  # slots kept for arena games while the bot is in an arena (bot/process/arenas.py)
@@ -44,7 +48,7 @@ class Slots:
             self._expire()
             decision = decide_with(self._busy())
             if decision.accept:
-                self._held[cid] = time.monotonic()
+                self._reserved.take(cid, self._clock())
             return decision
 
     def reserve(self, key: str) -> bool:
@@ -65,7 +69,7 @@ class Slots:
         with self._lock:
             if old in self._pending:
                 self._pending.discard(old)
-                if new not in self._held:
+                if new not in self._reserved and new not in self._running:
                     self._pending.add(new)
 
     def unreserve(self, key: str) -> None:
@@ -78,12 +82,12 @@ class Slots:
     def holds(self, key: str) -> bool:
         """True when an accepted challenge or a game of this id holds a slot."""
         with self._lock:
-            return key in self._held
+            return key in self._reserved or key in self._running
 
     def running(self, gid: str) -> bool:
         """True when a game of this id holds a slot."""
         with self._lock:
-            return gid in self._held and self._held[gid] is None
+            return gid in self._running
 
     def hold(self, gid: str, arena: bool = False) -> None:
         """A game runs: keep (or take) its slot; our challenge's reservation of the same id carries over.
@@ -91,7 +95,8 @@ class Slots:
         them without asking, and the slot kept for them is theirs."""
         with self._lock:
             self._pending.discard(gid)
-            self._held[gid] = None
+            self._reserved.drop(gid)
+            self._running.add(gid)
             if arena:
                 self._arena.add(gid)
 
@@ -104,7 +109,8 @@ class Slots:
 
     def release(self, gid: str) -> None:
         with self._lock:
-            self._held.pop(gid, None)
+            self._reserved.drop(gid)
+            self._running.discard(gid)
             self._pending.discard(gid)
             self._arena.discard(gid)
         if self._on_release is not None:
@@ -122,15 +128,14 @@ class Slots:
             return self._count()
 
     def _count(self) -> int:
-        return len(self._held) + len(self._pending)
+        return len(self._reserved) + len(self._running) + len(self._pending)
 
     def _busy(self) -> int:
         """The count a challenge is judged by: the games, plus the kept slots no arena game holds yet."""
         return self._count() + max(0, self._kept - len(self._arena))
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        for gid, since in list(self._held.items()):
-            if since is not None and now - since > RESERVATION_TTL_S:
-                log.warning("challenge %s was accepted but its game never started; freeing its slot", gid)
-                del self._held[gid]
+        for cid in self._reserved.expire(self._clock()):
+            log.warning("challenge %s was accepted but its game never started; freeing its slot", cid)
+            if self._on_expired is not None:
+                self._on_expired(cid)

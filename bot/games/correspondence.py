@@ -38,12 +38,12 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.challenges.policy import is_correspondence
+from bot.challenges.reservations import Reservations
 from bot.lichess import Lichess, LichessError
 from bot.wire import GameInfo
 
 log = logging.getLogger(__name__)
 
-RESERVATION_TTL_S = 60.0  # an accepted challenge whose game never started stops counting after this
 PLAYING_PAGE = 50  # /api/account/playing lists at most this many games (lila's cap; Lichess.playing)
 
 
@@ -59,7 +59,7 @@ class Correspondence:
         self._stop = stop
         self._lock = threading.Lock()
         self._games: set[str] = set()
-        self._reserved: dict[str, float] = {}  # accepted challenges -> when
+        self._reserved = Reservations()  # accepted challenges whose game has not started yet
         self._wake = threading.Event()
         self.thread: threading.Thread | None = None
         self.checks = 0  # check-ins made (for the log and the tests)
@@ -71,7 +71,7 @@ class Correspondence:
         """A correspondence game started or was found in progress: visit it if it is our turn."""
         with self._lock:
             self._games.add(gid)
-            self._reserved.pop(gid, None)  # on Lichess the game id is the challenge id
+            self._reserved.drop(gid)  # on Lichess the game id is the challenge id
         my_turn = info.get("isMyTurn") if isinstance(info, dict) else None
         if my_turn is not False:  # True, or not said: a visit finds out
             self._start_visit(gid, "our turn" if my_turn else "new")
@@ -92,13 +92,13 @@ class Correspondence:
             self._expire()
             decision = decide_with(len(self._games) + len(self._reserved))
             if getattr(decision, "accept", False):
-                self._reserved[cid] = time.monotonic()
+                self._reserved.take(cid, time.monotonic())
             return decision
 
     def unclaim(self, cid: str) -> None:
         """An acceptance that did not go through."""
         with self._lock:
-            self._reserved.pop(cid, None)
+            self._reserved.drop(cid)
 
     def known(self) -> set[str]:
         with self._lock:
@@ -146,7 +146,7 @@ class Correspondence:
             listed.add(gid)
             with self._lock:
                 self._games.add(gid)
-                self._reserved.pop(gid, None)
+                self._reserved.drop(gid)
             if g.get("isMyTurn") is True:
                 self._start_visit(gid, "our turn")
         if len(playing) >= PLAYING_PAGE:
@@ -165,7 +165,6 @@ class Correspondence:
             log.info("correspondence game %s: visiting (%s)", gid, why)
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        for cid, since in list(self._reserved.items()):
-            if now - since > RESERVATION_TTL_S:
-                del self._reserved[cid]
+        for cid in self._reserved.expire(time.monotonic()):
+            log.info("correspondence challenge %s was accepted but its game never started; it counts no more",
+                     cid)

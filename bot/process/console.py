@@ -192,13 +192,7 @@ class Console:
         waiting = r.desk.queued()
         lines.append(f"queue: {len(waiting)} waiting (at most {r.cfg.challenge.queue_size})"
                      + (f": {', '.join(waiting)}" if waiting else ""))
-        mm = r.matchmaker
-        if mm is None:
-            lines.append("matchmaking: off")
-        else:
-            nxt = mm.next_attempt_s()
-            lines.append("matchmaking: on, " + ("a challenge waits for its answer" if nxt is None else
-                                                f"next challenge in {nxt:.0f} s at the earliest"))
+        lines.append(r.matchmaking_status())
         pauses = r.li.pauses.active()
         lines.append("rate-limit pauses: " + (", ".join(f"{k} {s:.0f} s" for k, s in sorted(pauses.items()))
                                               if pauses else "none"))

@@ -1,15 +1,23 @@
-"""The main loop: account check, resumed games, the event stream (to the desk, games, matchmaker), shutdown.
+"""The control loop: account check, resumed games, then one loop that alone owns the runner's state.
 
-Threads, and what flows between them (one way):
+The runner's state (the games, the matchmaker, the game counts, the games' memory) has one owner: the
+thread of `run()`, whose loop takes one message at a time from its inbox (bot/process/inbox.py). The
+other threads only wait on something that blocks and post what happened:
 
-    event stream ──challenge──> challenge desk ──accept/decline POST
-          ├──────gameStart────> one Game thread per game ──moves POST
-          ├──gameStart/Finish of correspondence games──> correspondence (a visit per move, no slot)
-          │                                ──GET /api/account/playing every checkin, visits
-          └──our own challenges, their declines/cancels, gameStart──> matchmaker (when enabled)
-                                                  ──GET /api/bot/online, challenge create/cancel POST
-    main thread: waits for a stop request (SIGTERM, a second Ctrl-C, a fatal error) or for the end of
-                 a drain (the first Ctrl-C, or `game.quit_after_games` started), then shuts down
+    events          the event stream's lines  ──EventLine──>  the desk, the games, the matchmaker
+    game-<id>       a game over or left        ──GameEnded──>  its slot, its record, a last visit
+    any thread      a slot may have freed      ──SlotFreed──>  the desk and the matchmaker look again
+    console         `matchmaking on|off`, status  ──Call──>    run by the loop, its answer returned
+    correspondence  a visit to start              ──Call──>    started by the loop, or refused
+    signals         SIGTERM, Ctrl-C            ──StopAsked──>  the loop ends, or a drain begins
+
+The loop never waits on the network: every request that can be held up (a 429 pause, retries with
+backoff) runs in the thread that needs it (the desk's, the matchmaker's, a game's, the arenas'), so a
+paused endpoint never delays the answer to another event. What other threads read of the games is a
+copy the loop publishes after each change (`games`, `finished`); nothing is set to None under another
+thread's feet. The threads that remain, besides the games': `events`, `challenges` (the desk answers
+one challenge at a time), `correspondence` (check-ins), `arenas` (joins and checks), `matchmaking`
+(when on), `console` (at a terminal).
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
@@ -50,7 +58,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from bot.challenges.desk import Desk
@@ -73,6 +82,7 @@ from bot.lichess import (
 )
 from bot.process.arenas import PAUSED, Membership, still_in
 from bot.process.cores import usable_cores
+from bot.process.inbox import Call, EventLine, GameEnded, Inbox, Message, SlotFreed, StopAsked, run_call
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
@@ -90,6 +100,8 @@ VISIT_SPARE_BITS = 18
 # From a stop request to the end of `run()`: inside the 10 s Docker and Podman give between SIGTERM and
 # SIGKILL (Heroku gives 30 s), with room for the interpreter's own exit.
 SHUTDOWN_S = 8.0
+# The control loop looks this often, with no message, whether a drain is over.
+LOOP_TICK_S = 0.5
 
 
 def event_id(obj: Any, *keys: str) -> str | None:
@@ -125,9 +137,14 @@ class Runner:
         self.draining = threading.Event()  # no new games; exit when the running ones are over
         self.no_new_games = threading.Event()  # draining or stopping: what the matchmaker watches
         self.warm_up = warm_up
-        self.slots = Slots(cfg.challenge.concurrency, on_release=self._slot_freed)
-        self.games: dict[str, Game] = {}
-        self.finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
+        # What the other threads tell the control loop (bot/process/inbox.py); the loop alone writes the
+        # state below, and publishes what others read as immutable views (`games`, `finished`).
+        self.inbox = Inbox()
+        self.slots = Slots(cfg.challenge.concurrency, on_release=lambda: self.inbox.post(SlotFreed()))
+        self._games: dict[str, Game] = {}
+        self._finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
+        self.games: Mapping[str, Game] = types.MappingProxyType({})  # a copy of `_games`, for other threads
+        self.finished: tuple[Game, ...] = ()  # a copy of `_finished`, for other threads
         # Ended games whose chat outbox still held lines (a goodbye waiting out a 429 pause): at a stop
         # their senders drop what is left, one log line each, before the process exits.
         self._chatting: list[Game] = []
@@ -137,12 +154,12 @@ class Runner:
         self.memory: dict[str, GameMemory] = {}
         self.me = ""
         self.exit_code = 0
-        self._games_lock = threading.Lock()
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
         self.account: Account = {}
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
-        self.correspondence = Correspondence(self.li, cfg.game.correspondence_checkin_s, visit=self._visit,
-                                             stop=self.stop)
+        self.correspondence = Correspondence(
+            self.li, cfg.game.correspondence_checkin_s, stop=self.stop,
+            visit=lambda gid: self.inbox.call(lambda: self._visit(gid), False))
         # Incoming challenges: answered, or queued for a slot, by bot/challenges/desk.py's thread.
         self.desk = Desk(cfg.challenge, self.li, self.slots, self.correspondence, self.bot_quota,
                          backoff_max_s=cfg.network.backoff_max_s, stop=self.stop,
@@ -157,20 +174,25 @@ class Runner:
     # ------------------------------------------------------------ lifecycle
 
     def request_stop(self, why: str = "stop requested") -> None:
-        """Exit now: running searches stop and post their move, the games resume after the next start."""
+        """Exit now: running searches stop and post their move, the games resume after the next start.
+        Any thread, and signal handlers: it sets the stop and wakes the loop, which does the rest."""
         if not self.stop.is_set():
             log.info("%s: stopping: no new challenges; running searches stop and post their move, then exit "
                      "(games in progress resume after the next start)", why)
             self.stop.set()
-        self.correspondence.wake()
-        self._no_new_games()
-        self._leave_arenas()
+        self.no_new_games.set()  # at once: the desk declines what it answers from now on
+        self.inbox.post(StopAsked(why))
 
     def drain(self, why: str) -> None:
-        """Exit when the games running now are over; take no new ones meanwhile."""
+        """Exit when the games running now are over; take no new ones meanwhile (any thread)."""
         if self.draining.is_set() or self.stop.is_set():
             return
         self.draining.set()
+        self.no_new_games.set()
+        self.inbox.post(StopAsked(why, drain=True))
+
+    def _drain_begun(self, why: str) -> None:
+        """The loop's part of a drain: the log line, the matchmaker's end, the arenas left."""
         running = len(self._realtime_games())
         log.info("%s: no new games; exiting when the %d running game(s) are over%s", why, running,
                  " (Ctrl-C again to exit now; the games resume after the next start)" if running else "")
@@ -190,7 +212,10 @@ class Runner:
         self.matchmaker.start()
 
     def set_matchmaking(self, on: bool) -> str:
-        """The console's `matchmaking on|off`: one line saying what happened."""
+        """The console's `matchmaking on|off`: one line saying what happened (done by the loop)."""
+        return self.inbox.call(lambda: self._set_matchmaking(on), "matchmaking: the bot is stopping")
+
+    def _set_matchmaking(self, on: bool) -> str:
         if on:
             if self.no_new_games.is_set():
                 return "matchmaking: the bot is stopping and takes no new games"
@@ -205,7 +230,19 @@ class Runner:
         mm.wake()  # it cancels its pending challenge and ends
         return "matchmaking off: no more challenges of ours"
 
+    def matchmaking_status(self) -> str:
+        """The console's status line for matchmaking (read by the loop, which owns the matchmaker)."""
+        def line() -> str:
+            mm = self.matchmaker
+            if mm is None:
+                return "matchmaking: off"
+            nxt = mm.next_attempt_s()
+            return "matchmaking: on, " + ("a challenge waits for its answer" if nxt is None else
+                                          f"next challenge in {nxt:.0f} s at the earliest")
+        return self.inbox.call(line, "matchmaking: off (stopping)")
+
     def _no_new_games(self) -> None:
+        """No game of ours starts from now on: the desk declines, the matchmaker cancels and ends."""
         self._matchmaking_off.set()
         self.no_new_games.set()
         self.desk.wake()
@@ -213,13 +250,17 @@ class Runner:
             self.matchmaker.wake()
 
     def _drained(self) -> bool:
-        """Draining, and no game runs or is about to start (an accepted challenge holds a slot)."""
-        return self.draining.is_set() and not self._realtime_games() and not self._visiting() and \
-            self.slots.count() == 0
+        """Draining, and no game runs or is about to start (an accepted challenge holds a slot), and the
+        games over have said goodbye (their chat outbox drops what a 429 pause holds past its bound)."""
+        if not self.draining.is_set() or self._visiting() or self.slots.count():
+            return False
+        ended = [g for g in self._games.values() if not g.visit] + self._chatting
+        return not any(g.alive or g.chat.outbox.pending() for g in ended)
 
     def run(self) -> int:
         """Play until stopped. Raises StartupError for a bad token, a non-bot account or Syzygy tables
         that cannot be opened."""
+        self.inbox.open()  # this thread owns the runner's state from now on: its loop reads the inbox
         if self.check_account() is None:
             return self.exit_code  # stopped while the server was unreachable
         log.info("settings: %s%s", self.cfg.source or "the defaults",
@@ -243,13 +284,46 @@ class Runner:
                 self.on_ready()
             if self.cfg.matchmaking.enabled and not self.no_new_games.is_set():
                 self._start_matchmaker()
-            while not self.stop.wait(0.5):
-                if self._drained():
-                    self.request_stop("every game is over")
+            self._control_loop()
             self._shutdown()
         finally:
+            self.inbox.close()
             close_all(self.sources)
         return self.exit_code
+
+    def _control_loop(self) -> None:
+        """One message at a time until a stop: the only place the runner's state changes once it plays."""
+        while not self.stop.is_set():
+            message = self.inbox.next(LOOP_TICK_S)
+            if message is not None:
+                self.handle(message)
+            if self._drained():
+                self.request_stop("every game is over")
+        # What came before the stop is carried out still (a game that ended: its chat outbox is waited
+        # for; a console's call: its answer); nothing of it starts a game once the stop is set.
+        while (message := self.inbox.next(0)) is not None:
+            self.handle(message)
+        # The stop's part that touches what the loop owns: the matchmaker, the arenas, the check-ins.
+        self.correspondence.wake()
+        self._no_new_games()
+        self._leave_arenas()
+
+    def handle(self, message: Message) -> None:
+        """Carry out one message of the inbox (the loop's thread; tests feed it by hand)."""
+        try:
+            if isinstance(message, EventLine):
+                self.dispatch(message.event)
+            elif isinstance(message, GameEnded):
+                self._game_ended(message.game)
+            elif isinstance(message, SlotFreed):
+                self._slot_freed()
+            elif isinstance(message, StopAsked):
+                if message.drain and not self.stop.is_set():
+                    self._drain_begun(message.why)
+            elif isinstance(message, Call):
+                run_call(message)
+        except Exception:  # noqa: BLE001 - one odd message must not end the loop
+            log.exception("error while handling %s", type(message).__name__)
 
     def check_account(self) -> Account | None:
         """`/api/account`: the token must work and the account must be a bot. None if stopped."""
@@ -363,8 +437,8 @@ class Runner:
         """Stop the searches (after `game.shutdown_grace_s`), let their moves be posted, then return, all
         within SHUTDOWN_S of the stop whatever the number of games and however slow the network."""
         deadline = time.monotonic() + SHUTDOWN_S
-        with self._games_lock:  # start_game() checks `stop` under this lock: no game starts after this
-            running = [g for g in self.games.values() if g.alive]
+        # The loop has ended, and games start only in its thread (this one): none starts after this.
+        running = [g for g in self._games.values() if g.alive]
         for g in running:
             g.begin_shutdown()
         grace_end = time.monotonic() + self.cfg.game.shutdown_grace_s
@@ -382,9 +456,7 @@ class Runner:
             self.matchmaker.join(max(0.0, deadline - time.monotonic()))
         # Chat senders are daemon threads: once they have seen the stop and logged the lines they drop
         # (bot/games/chat.py), the process may exit.
-        with self._games_lock:
-            chatting = running + self._chatting
-        for g in chatting:
+        for g in running + self._chatting:
             g.chat.outbox.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
@@ -392,12 +464,10 @@ class Runner:
     # ------------------------------------------------------------ events
 
     def _event_loop(self) -> None:
+        """The event stream's thread: each line goes to the control loop's inbox."""
         try:
             for event in self.li.stream_events(self.stop, on_line=self.on_event_line):
-                try:
-                    self.dispatch(event)
-                except Exception:  # noqa: BLE001 - one odd event must not end the stream
-                    log.exception("error while handling event %s", repr(event.get("type"))[:60])
+                self.inbox.post(EventLine(event))
         except ClientError as e:
             log.error("the event stream is refused (%s); stopping", e)
             self.exit_code = 2
@@ -417,7 +487,7 @@ class Runner:
             if isinstance(challenger, dict) and str(challenger.get("id", "")).lower() == self.me:
                 self._on_own_challenge(kind, cid, ch)  # lila's event stream has no `direction`
             elif kind == "challenge":
-                self._on_challenge(ch)
+                self.desk.offer(ch)
             elif kind == "challengeCanceled":
                 log.info("challenge %s was cancelled by the challenger", cid)
                 self.desk.cancel(cid)
@@ -437,8 +507,7 @@ class Runner:
             status = game.get("status")
             log.info("game %s finished (%s)", gid,
                      str(status.get("name") if isinstance(status, dict) else status)[:40])
-            with self._games_lock:
-                running = self.games.get(gid)
+            running = self._games.get(gid)
             if running is not None:
                 running.server_finished()
             self.slots.release(gid)
@@ -459,13 +528,6 @@ class Runner:
             mm.on_declined(ch)
         else:
             mm.on_canceled(ch)
-
-    def _on_challenge(self, ch: Challenge) -> None:
-        user = ch.get("challenger")
-        challenger = str(user.get("id", "")).lower() if isinstance(user, dict) else ""
-        if ch.get("direction") == "out" or (challenger and challenger == self.me):
-            return  # our own outgoing challenge
-        self.desk.offer(ch)
 
     def _slot_freed(self) -> None:
         """A slot may have freed: the desk's queue and the matchmaker look again."""
@@ -489,16 +551,13 @@ class Runner:
                 self._count_start()
             self.correspondence.note(gid, info)
             return
-        with self._games_lock:
-            if self.stop.is_set():
-                return  # shutting down: the game resumes after the restart
-            existing = self.games.get(gid)
-            if existing is not None and existing.alive:
-                return
-            self.slots.hold(gid, arena=isinstance(info, dict) and bool(info.get("tournamentId")))
-            game = self._make_game(gid, visit=False)
-            self.games[gid] = game
-            game.start()  # inside the lock, so _shutdown() sees it alive
+        if self.stop.is_set():
+            return  # shutting down: the game resumes after the restart
+        existing = self._games.get(gid)
+        if existing is not None and existing.alive:
+            return
+        self.slots.hold(gid, arena=isinstance(info, dict) and bool(info.get("tournamentId")))
+        self._add_game(self._make_game(gid, visit=False))
         self._count_start()
 
     def _make_game(self, gid: str, visit: bool) -> Game:
@@ -512,16 +571,16 @@ class Runner:
             give_back = tables.give_back
         if not visit:
             new_engine = self._threaded(new_engine)
-        return Game(gid, self.li, self.cfg, self.me, new_engine, self.stop, on_end=self._game_ended,
+        return Game(gid, self.li, self.cfg, self.me, new_engine, self.stop,
+                    on_end=lambda game: self.inbox.post(GameEnded(game)),
                     give_back=give_back, sources=self.sources, visit=visit,
                     may_ponder=(lambda: False) if visit else self._may_ponder,
                     memory=self.memory.setdefault(gid, GameMemory()))
 
     def _count_start(self) -> None:
         """`game.quit_after_games`: the Nth game started begins the drain."""
-        with self._games_lock:
-            self.games_started += 1
-            started = self.games_started
+        self.games_started += 1
+        started = self.games_started
         if self.max_games is not None and started >= self.max_games:
             self.drain(f"{started} game(s) started (game.quit_after_games {self.max_games})")
 
@@ -529,44 +588,47 @@ class Runner:
         """Start a visit to a correspondence game (bot/games/correspondence.py): no slot, a table only while
         the visit runs, no pondering. False when shutting down or a visit of this game runs (one that
         has ended its game, its thread about to go, does not count: see `_game_ended`)."""
-        with self._games_lock:
-            if self.stop.is_set():
-                return False
-            existing = self.games.get(gid)
-            if existing is not None and existing.alive and not existing.ended.is_set():
-                return False
-            game = self._make_game(gid, visit=True)
-            self.games[gid] = game
-            game.start()
+        if self.stop.is_set():
+            return False
+        existing = self._games.get(gid)
+        if existing is not None and existing.alive and not existing.ended.is_set():
+            return False
+        self._add_game(self._make_game(gid, visit=True))
         return True
+
+    def _add_game(self, game: Game) -> None:
+        self._games[game.id] = game
+        self._publish()
+        game.start()
+
+    def _publish(self) -> None:
+        """New copies of the games for the other threads (the desk, the matchmaker, the console)."""
+        self.games = types.MappingProxyType(dict(self._games))
+        self.finished = tuple(self._finished)
 
     def _realtime_games(self) -> list[Game]:
         """The games running now, correspondence visits left out."""
-        with self._games_lock:
-            # A finished game's thread is still writing its record and saying goodbye: it counts.
-            return [g for g in self.games.values() if g.alive and not g.visit]
+        # A finished game's thread is still writing its record and saying goodbye: it counts.
+        return [g for g in self.games.values() if g.alive and not g.visit]
 
     def running_games(self) -> list[Game]:
         """The real-time games running now (the console's status, abort and resign)."""
         return self._realtime_games()
 
     def _visiting(self) -> bool:
-        with self._games_lock:
-            return any(g.alive and g.visit for g in self.games.values())
+        return any(g.alive and g.visit for g in self.games.values())
 
     def _opponents(self) -> set[str]:
-        """The names of the opponents of the games running now."""
-        with self._games_lock:
-            return {g.opponent.lower() for g in self.games.values() if g.alive}
+        """The names of the opponents of the games running now (the matchmaker's thread asks)."""
+        return {g.opponent.lower() for g in self.games.values() if g.alive}
 
     def _games_now(self) -> tuple[dict[str, str], set[str]]:
         """For the desk's challenge.max_games_per_user: the opponents (lower case) of the games in
         progress by game id, and the ids of the games the server has finished."""
-        with self._games_lock:
-            # A finished game's thread may still be saying goodbye: it is not in progress any more.
-            running = {gid: g.opponent.lower() for gid, g in self.games.items()
-                       if g.alive and not g.finished.is_set()}
-            over = {gid for gid, g in self.games.items() if g.finished.is_set()}
+        games = self.games  # one view: the loop may publish a new one meanwhile
+        # A finished game's thread may still be saying goodbye: it is not in progress any more.
+        running = {gid: g.opponent.lower() for gid, g in games.items() if g.alive and not g.finished.is_set()}
+        over = {gid for gid, g in games.items() if g.finished.is_set()}
         return running, over
 
     def threads_per_game(self) -> int:
@@ -595,8 +657,7 @@ class Runner:
 
     def _game_ended(self, game: Game) -> None:
         if game.chat.outbox.pending():
-            with self._games_lock:
-                self._chatting = [g for g in self._chatting if g.chat.outbox.pending()] + [game]
+            self._chatting = [g for g in self._chatting if g.chat.outbox.pending()] + [game]
         if game.visit and game.finished.is_set() and game.status is None and not self.stop.is_set():
             # The gameFinish came while this visit was ending, after it had stopped reading: the last
             # visit it started was refused, and the final state (record, goodbye) still waits.
@@ -608,14 +669,13 @@ class Runner:
                 self.slots.release(game.id)
             return  # not over on the server: a restart (or its next gameStart) resumes it
         self.slots.release(game.id)
-        with self._games_lock:
-            self.memory.pop(game.id, None)   # over: its record is written (bot/games/game.py _game_over)
-            if self.games.get(game.id) is game:
-                del self.games[game.id]
-            self.finished.append(game)
-            self.games_played += 1
+        self.memory.pop(game.id, None)   # over: its record is written (bot/games/game.py _game_over)
+        if self._games.get(game.id) is game:
+            del self._games[game.id]
+        self._finished.append(game)
+        self.games_played += 1
+        self._publish()
 
     def game(self, gid: str) -> Game | None:
-        """A running game, or one of the latest finished ones."""
-        with self._games_lock:
-            return self.games.get(gid) or next((g for g in self.finished if g.id == gid), None)
+        """A running game, or one of the latest finished ones (any thread: the published views)."""
+        return self.games.get(gid) or next((g for g in self.finished if g.id == gid), None)
