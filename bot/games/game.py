@@ -358,7 +358,7 @@ class Game:
             self.timers.opponent_moved()
         if self._answer_takeback(state, len(moves)):
             return  # accepted: the shorter game comes with the next state
-        offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
+        offered = bool(state.get(self.info.their_field("wdraw", "bdraw")))
         if self.position.board.turn == self.color and self._plies.moved_at != len(moves):
             self._think_and_move(state, received, offered)
         elif offered:
@@ -381,7 +381,7 @@ class Game:
         """Answer the opponent's takeback offer in this state, once per offer, by the `takeback` rule;
         True when it was accepted. Our own flag needs no answer; a flag that is not true/false is
         logged and taken as no offer."""
-        key = "btakeback" if self.color == chess.WHITE else "wtakeback"
+        key = self.info.their_field("wtakeback", "btakeback")
         flag = state.get(key)
         if flag is not None and not isinstance(flag, bool):
             log.warning("game %s: %s is not true or false (%s); taken as no takeback offer", self.id, key,
@@ -440,7 +440,7 @@ class Game:
                 budget, offer = unsent.budget, unsent.offer
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
             else:
-                mine = clock_ms(state.get("wtime" if self.color == chess.WHITE else "btime"))
+                mine = clock_ms(state.get(self.info.our_field("wtime", "btime")))
                 info = self.info
                 budget = rules.move_limits(self.cfg.time, info.correspondence, mine, info.increment_ms,
                                            info.initial_ms)
@@ -460,7 +460,7 @@ class Game:
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
-                theirs = clock_ms(state.get("btime" if self.color == chess.WHITE else "wtime"))
+                theirs = clock_ms(state.get(self.info.their_field("wtime", "btime")))
                 offer = rules.offer_draw(self.cfg.draw, self._standing(), self._plies.last_offer,
                                          self.info.initial_ms, theirs)
                 if offer:
@@ -496,9 +496,9 @@ class Game:
                    sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
-        mine = None if self.info.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
-                                                                    else "btime"))
-        after = None if mine is None else int(mine - (sent - received) * 1000 + self.info.increment_ms)
+        info = self.info
+        mine = None if info.correspondence else clock_ms(state.get(info.our_field("wtime", "btime")))
+        after = None if mine is None else int(mine - (sent - received) * 1000 + info.increment_ms)
         self.record.notes[ply] = records.MoveNote(res.score if res.scored else None, res.depth, res.source,
                                                   after)
 

@@ -64,6 +64,14 @@ class GameInfo:
     record_rated: bool = False
     created_ms: int | None = None
 
+    def our_field(self, white_key: str, black_key: str) -> str:
+        """Which of a state's paired fields is ours: `our_field("wtime", "btime")` is "btime" for black."""
+        return white_key if self.color == chess.WHITE else black_key
+
+    def their_field(self, white_key: str, black_key: str) -> str:
+        """Which of a state's paired fields is the opponent's (their clock, draw or takeback offer)."""
+        return black_key if self.color == chess.WHITE else white_key
+
 
 def read_full(full: GameFull, me: str) -> GameInfo:
     """The gameFull's description of the game, for the player `me` (lower case); BadData when it is

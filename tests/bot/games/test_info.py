@@ -61,3 +61,10 @@ def test_a_section_is_an_object_or_nothing():
     assert section({"clock": None}, "clock") == {} and section({}, "clock") == {}
     with pytest.raises(BadData, match="clock is not an object"):
         section({"clock": 3}, "clock")
+
+
+def test_our_field_and_theirs_follow_our_colour():
+    white, black = GameInfo(color=chess.WHITE), read_full(full(), "umax-bot")
+    assert white.our_field("wtime", "btime") == "wtime" and white.their_field("wdraw", "bdraw") == "bdraw"
+    assert black.our_field("wtime", "btime") == "btime"
+    assert black.their_field("wtakeback", "btakeback") == "wtakeback"
