@@ -46,12 +46,12 @@ import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config
 from bot.games import chat, records, rules, stale
-from bot.games.info import BadData, GameInfo, read_full, state_of
+from bot.games.info import BadData, GameInfo, final_status, read_full, state_of
 from bot.games.memory import GameMemory
 from bot.games.played import PlayedMove
 from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
-from bot.games.stream import LIVE, game_events
+from bot.games.stream import game_events
 from bot.games.timers import OpponentTimers
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
@@ -323,7 +323,7 @@ class Game:
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
-        if status not in LIVE:
+        if final_status(status):
             listed = state.get("moves")  # the final move is in this state only: count it
             final = listed.split() if isinstance(listed, str) else None
             self._game_over(status[:40], state.get("winner"), final)

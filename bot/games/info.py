@@ -1,6 +1,6 @@
 """What a gameFull says about the game, read once at the edge into a `GameInfo` (`read_full`), so the
-game thread (bot/games/game.py) never reads the raw players, clock or variant again; and `BadData`,
-an event the game cannot use.
+game thread (bot/games/game.py) never reads the raw players, clock or variant again; `BadData`, an
+event the game cannot use; and `final_status`, the one judge of a status that ends the game.
 """
 
 from __future__ import annotations
@@ -33,6 +33,15 @@ def section(event: Mapping[str, object], key: str) -> dict[str, object]:
 def state_of(full: GameFull) -> GameState:
     """A gameFull's state: {} when absent or null, BadData when it is not an object."""
     return cast(GameState, section(full, "state"))
+
+
+LIVE = ("created", "started")  # lila's statuses of a game under way: every other one ends it
+
+
+def final_status(status: object) -> bool:
+    """Does a state's `status` end the game? Any text but a live status; not text, no: the stream's
+    reader reads on, and the game thread skips that state as BadData."""
+    return isinstance(status, str) and status not in LIVE
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import cast
 
+from bot.games.info import final_status
 from bot.lichess import Lichess
 from bot.wire import ChatLine, GameLine
 
 log = logging.getLogger(__name__)
 
-LIVE = ("created", "started")  # every other status ends the game
 # The game thread looks this often whether the bot is stopping while it waits for the stream's next event.
 STOP_POLL_S = 0.25
 
@@ -84,5 +84,4 @@ def ends_game(event: GameLine) -> bool:
     state = event.get("state") if kind == "gameFull" else event
     if kind not in ("gameFull", "gameState") or not isinstance(state, dict):
         return False
-    status = state.get("status")
-    return isinstance(status, str) and status not in LIVE
+    return final_status(state.get("status"))

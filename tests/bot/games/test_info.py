@@ -7,7 +7,7 @@ from typing import Any
 import chess
 import pytest
 
-from bot.games.info import BadData, GameInfo, read_full, section
+from bot.games.info import BadData, GameInfo, final_status, read_full, section
 
 FEN = "4k3/8/8/8/8/8/8/4K2R b K - 0 1"
 
@@ -68,3 +68,11 @@ def test_our_field_and_theirs_follow_our_colour():
     assert white.our_field("wtime", "btime") == "wtime" and white.their_field("wdraw", "bdraw") == "bdraw"
     assert black.our_field("wtime", "btime") == "btime"
     assert black.their_field("wtakeback", "btakeback") == "wtakeback"
+
+
+@pytest.mark.parametrize(("status", "final"), [
+    ("created", False), ("started", False), ("mate", True), ("aborted", True), ("noStart", True),
+    (None, False), (["mate"], False),
+])
+def test_every_status_but_a_live_one_ends_the_game(status, final):
+    assert final_status(status) is final
