@@ -1,12 +1,12 @@
 """One game and what goes on around it.
 
-- ``game``: one game's thread: game stream -> position -> engine -> move POST, asking the rules;
+- ``game``: one game's loop: game stream -> position -> engine -> move POST, asking the rules;
 - ``stream``: the game stream, read by a thread of its own that answers chat lines;
 - ``info``: a gameFull read once into ``GameInfo``; ``plies``: ``PlyNotes``, the plies of our moves,
   answers and scores;
 - ``rules``: the game's decisions as plain functions: draws, resignation, takebacks, abort, claim,
   a move's limits; ``stale``: which server state is stale and what to do with the next one;
-- ``timers``: the abort timer (no first move) and the claim timer (the opponent left);
+- ``opponent_watch``: the abort (no first move) and claim (the opponent left) deadlines the loop checks;
 - ``played``: ``PlayedMove``, the one move result a game handles; ``memory``: ``GameMemory``, what
   the runner keeps of a game across its threads;
 - ``position``: the server's move list -> a python-chess board and the engine's own game;

@@ -1,6 +1,6 @@
-"""One game, in its own thread: game stream -> position -> engine -> move POST.
+"""One game, one loop in its own thread: game stream -> position -> engine -> move POST.
 
-The thread reads the game's stream (reopened whenever it breaks), follows the server's moves
+The loop reads the game's stream (reopened whenever it breaks), follows the server's moves
 (`bot.games.position`), thinks when it is our turn within the limits of the one time manager
 (`engine.timeman`, shared with the UCI front-end) and posts
 the move, logging the time from receiving the gameState to the POST leaving. Around that: draw
@@ -9,11 +9,19 @@ the `takeback` rule, an abort when the opponent never makes a first move, a clai
 the opponent has left, and the chat (`bot.games.chat`): a greeting and a goodbye in both rooms, and the
 answers to commands, queued for the game's chat sender so that no chat request ever delays a move.
 The stream is read by a reader thread of its own (`bot.games.stream`), which answers chat lines
-itself, so that an answer never waits for a search, and hands every other event to the game thread.
+itself, so that an answer never waits for a search, and hands every other event to the loop.
 The game's decisions (draws, resignation, takebacks, abort, claim, a move's limits) are plain
 functions in `bot.games.rules`, and which state is stale in `bot.games.stale` (on the plies noted in
-`bot.games.plies`): this thread gathers the facts, asks them, and acts on the answer. The gameFull is
-read once into a `GameInfo` (`bot.games.info`); the abort and claim timers are `bot.games.timers`'.
+`bot.games.plies`): the loop gathers the facts, asks them, and acts on the answer. The gameFull is
+read once into a `GameInfo` (`bot.games.info`).
+
+The loop alone changes the game's state (position, plies, the opponent watch); other threads only
+read a little of it (the reader's chat answers: the opponent's name, the last search) or set an
+event (the runner: `server_finished`, `begin_shutdown`). The abort (no first move) and the claim (the
+opponent left) are deadlines held by `bot.games.opponent_watch`, not timers calling in: the loop waits
+for the stream's next event no longer than the next deadline, and after each event or silent wait asks
+the watch what is due and makes the request itself (`check_deadlines`). A real-time game's threads:
+this loop, the stream's reader, and the chat's sender (while it has lines to send).
 
 Takebacks (lila Takebacker): the opponent's flag (`wtakeback`/`btakeback`) gets one answer per offer,
 before we think when it is our turn; a state from before our own move is not answered (our move
@@ -46,13 +54,13 @@ import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config
 from bot.games import chat, records, rules, stale
-from bot.games.info import BadData, GameInfo, read_full, state_of
+from bot.games.info import BadData, GameInfo, final_status, read_full, state_of
 from bot.games.memory import GameMemory
+from bot.games.opponent_watch import ABORT, Facts, OpponentWatch
 from bot.games.played import PlayedMove
 from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
-from bot.games.stream import LIVE, game_events
-from bot.games.timers import OpponentTimers
+from bot.games.stream import game_events
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
 from bot.wire import ChatLine, GameFull, GameLine, GameState, OpponentGone
@@ -75,7 +83,7 @@ class Game:
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
                  may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
-                 memory: GameMemory | None = None):
+                 memory: GameMemory | None = None, clock: Callable[[], float] = time.monotonic):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -111,7 +119,9 @@ class Game:
         self.record.notes = self.memory.notes  # a correspondence game's record spans its visits
         self.record_path = None  # where the record went (None: off, not over, or the write failed)
         self._recorded = False
-        self.timers = OpponentTimers(game_id, li, cfg.game, self._waiting_first_move, self._claim_turn)
+        # The abort and claim deadlines, checked by the game's loop on its own clock (a test's is fake).
+        self.watch = OpponentWatch(cfg.game.abort_after_s, cfg.game.claim_victory)
+        self._clock = clock
 
     # ------------------------------------------------------------ thread
 
@@ -163,15 +173,18 @@ class Game:
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
                 self.stream_opened()
-                events = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat)
-                for event, received in events:
-                    self.handle(event, received)
+                events = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat,
+                                     lambda: self.watch.wait_s(self._clock()))
+                for item in events:
+                    if item is not None:  # None: a tick, the stream silent until the next deadline
+                        self.handle(*item)
+                    self.check_deadlines()
                     if self._resync or self._stream_stop.is_set():
                         break
                 # A lost move is retried at once; a move the server keeps refusing backs off, so it
                 # cannot turn into a request storm.
                 if self._resync and self._failed_posts > 1:
-                    self._stream_stop.wait(resyncs.next_delay())
+                    self._pause(resyncs.next_delay())
                 elif not self._failed_posts:
                     resyncs.reset()
         except ClientError as e:
@@ -179,7 +192,6 @@ class Game:
         except Exception:  # noqa: BLE001 - a bug must not take the process down; log it whole
             log.exception("game %s: unexpected error; leaving the game", self.id)
         finally:
-            self.timers.cancel()
             self._drop_engine()
             self.chat.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
@@ -245,7 +257,7 @@ class Game:
             elif kind == "chatLine":
                 self._on_chat(cast(ChatLine, event))
             elif kind == "opponentGone":
-                self.timers.on_gone(cast(OpponentGone, event), self.opponent)
+                self._on_gone(cast(OpponentGone, event))
             else:
                 log.debug("game %s: ignoring event %s", self.id, repr(kind)[:60])
             if self.visit and kind in ("gameFull", "gameState") and self._visit_done():
@@ -306,7 +318,7 @@ class Game:
         if self.visit and len(state_moves) != self._our_first_ply():
             self.chat.skip_greeting()  # a correspondence game is greeted on the visit of our first move only
         until = self._plies_until_opponent_moved()
-        self.timers.watch_first_move(info.correspondence, len(state_moves), until, info.opponent)
+        self.watch.watch_first_move(self._clock(), info.correspondence, len(state_moves), until)
 
     def _note_players(self) -> None:
         """What the game's record needs from the gameFull."""
@@ -323,7 +335,7 @@ class Game:
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
-        if status not in LIVE:
+        if final_status(status):
             listed = state.get("moves")  # the final move is in this state only: count it
             final = listed.split() if isinstance(listed, str) else None
             self._game_over(status[:40], state.get("winner"), final)
@@ -355,10 +367,10 @@ class Game:
         if step.confirmed:
             self._plies.moved_at, self._plies.unsent = step.posted_at, None
         if self._opponent_moved():
-            self.timers.opponent_moved()
+            self.watch.opponent_moved()
         if self._answer_takeback(state, len(moves)):
             return  # accepted: the shorter game comes with the next state
-        offered = bool(state.get("bdraw" if self.color == chess.WHITE else "wdraw"))
+        offered = bool(state.get(self.info.their_field("wdraw", "bdraw")))
         if self.position.board.turn == self.color and self._plies.moved_at != len(moves):
             self._think_and_move(state, received, offered)
         elif offered:
@@ -381,7 +393,7 @@ class Game:
         """Answer the opponent's takeback offer in this state, once per offer, by the `takeback` rule;
         True when it was accepted. Our own flag needs no answer; a flag that is not true/false is
         logged and taken as no offer."""
-        key = "btakeback" if self.color == chess.WHITE else "wtakeback"
+        key = self.info.their_field("wtakeback", "btakeback")
         flag = state.get(key)
         if flag is not None and not isinstance(flag, bool):
             log.warning("game %s: %s is not true or false (%s); taken as no takeback offer", self.id, key,
@@ -420,7 +432,7 @@ class Game:
         return rules.plies_until_opponent_moved(self.info.initial_fen, self.color)
 
     def _opponent_moved(self) -> bool:
-        position = self.position  # read once: a timer thread may call this as the game thread ends
+        position = self.position
         return position is not None and position.ply >= self._plies_until_opponent_moved()
 
     # ------------------------------------------------------------ moving
@@ -440,7 +452,7 @@ class Game:
                 budget, offer = unsent.budget, unsent.offer
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
             else:
-                mine = clock_ms(state.get("wtime" if self.color == chess.WHITE else "btime"))
+                mine = clock_ms(state.get(self.info.our_field("wtime", "btime")))
                 info = self.info
                 budget = rules.move_limits(self.cfg.time, info.correspondence, mine, info.increment_ms,
                                            info.initial_ms)
@@ -460,7 +472,7 @@ class Game:
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
-                theirs = clock_ms(state.get("btime" if self.color == chess.WHITE else "wtime"))
+                theirs = clock_ms(state.get(self.info.their_field("wtime", "btime")))
                 offer = rules.offer_draw(self.cfg.draw, self._standing(), self._plies.last_offer,
                                          self.info.initial_ms, theirs)
                 if offer:
@@ -489,16 +501,14 @@ class Game:
             self._log_move(res, ply, budget, received, sent, offer)
             if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
                 self.position.start_ponder()
-        if self.timers.claim_due:  # the opponent left while we thought: now it is their turn
-            self.timers.claim()
 
     def _note_move(self, ply: int, res: PlayedMove, state: GameState, received: float,
                    sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
-        mine = None if self.info.correspondence else clock_ms(state.get("wtime" if self.color == chess.WHITE
-                                                                    else "btime"))
-        after = None if mine is None else int(mine - (sent - received) * 1000 + self.info.increment_ms)
+        info = self.info
+        mine = None if info.correspondence else clock_ms(state.get(info.our_field("wtime", "btime")))
+        after = None if mine is None else int(mine - (sent - received) * 1000 + info.increment_ms)
         self.record.notes[ply] = records.MoveNote(res.score if res.scored else None, res.depth, res.source,
                                                   after)
 
@@ -538,16 +548,61 @@ class Game:
 
     # ------------------------------------------------------------ abort, claim, chat, end
 
-    def _waiting_first_move(self) -> bool:
-        """For the abort timer: the game still waits for the opponent's first move."""
-        return not (self.finished.is_set() or self._opponent_moved() or self._shutdown.is_set())
+    def check_deadlines(self) -> None:
+        """Make the abort or claim that the opponent watch says is due now. The loop calls this after
+        each event and each tick, so a claim that fell due while we thought goes right after our move."""
+        for action in self.watch.due(self._clock(), self._watch_facts()):
+            if action == ABORT:
+                self._abort_no_first_move()
+            else:
+                self._claim_victory()
 
-    def _claim_turn(self) -> tuple[bool, bool] | None:
-        """For a claim: (our turn, our move at this ply posted); None when over or not set up."""
+    def _watch_facts(self) -> Facts:
         position = self.position
-        if self.finished.is_set() or position is None:
-            return None
-        return position.board.turn == self.color, self._plies.moved_at == position.ply
+        if position is None or self.finished.is_set():
+            return Facts(playing=False)
+        return Facts(playing=True, stopping=self._shutdown.is_set(), opponent_moved=self._opponent_moved(),
+                     our_turn=position.board.turn == self.color,
+                     moved_here=self._plies.moved_at == position.ply)
+
+    def _pause(self, seconds: float) -> None:
+        """Wait out a reconnect backoff (or until the game stops): no stream wakes the loop meanwhile,
+        so it wakes for the deadlines itself."""
+        end = self._clock() + seconds
+        while (left := end - self._clock()) > 0:
+            if self._stream_stop.wait(min(left, self.watch.wait_s(self._clock()))):
+                return
+            self.check_deadlines()
+
+    def _on_gone(self, event: OpponentGone) -> None:
+        """An opponentGone: the claim's deadline for the watch; an odd one is skipped (no stream
+        reopening: nothing of the game's course is lost, and the next opponentGone will tell)."""
+        gone, seconds = event.get("gone"), event.get("claimWinInSeconds")
+        if not rules.claim_seconds_usable(gone, seconds):
+            log.warning("game %s: unusable opponentGone skipped (gone %s, claimWinInSeconds %s)", self.id,
+                        repr(gone)[:30], repr(seconds)[:30])
+            return
+        if gone:
+            log.info("game %s: %s left the game (claim possible in %s s)", self.id, self.opponent, seconds)
+        else:
+            log.info("game %s: %s is back", self.id, self.opponent)
+        self.watch.on_gone(self._clock(), bool(gone), cast(float | None, seconds))
+
+    def _abort_no_first_move(self) -> None:
+        log.info("game %s: %s made no first move in %.0f s; aborting", self.id, self.opponent,
+                 self.cfg.game.abort_after_s)
+        try:
+            self.li.abort(self.id)
+        except LichessError as e:
+            log.warning("game %s: abort failed: %s", self.id, e)
+
+    def _claim_victory(self) -> None:
+        log.info("game %s: claiming victory", self.id)
+        try:
+            self.li.claim_victory(self.id)
+        except LichessError as e:
+            log.warning("game %s: claim-victory failed: %s", self.id, e)
+            self.watch.claim_failed()
 
     def _on_chat(self, event: ChatLine) -> None:
         self.chat.answer(event, self.opponent, self.last_search)
@@ -577,7 +632,6 @@ class Game:
                  self.id, status, outcome, plies, _median(overheads), max(overheads, default=0.0))
         # The hash table goes now, not when the thread ends: the runner may start the next game at
         # once.
-        self.timers.cancel()
         self._drop_engine()
         self._write_record(status, winner, final_moves)
         if status not in ("aborted", "noStart"):

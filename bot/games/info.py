@@ -1,6 +1,6 @@
 """What a gameFull says about the game, read once at the edge into a `GameInfo` (`read_full`), so the
-game thread (bot/games/game.py) never reads the raw players, clock or variant again; and `BadData`,
-an event the game cannot use.
+game thread (bot/games/game.py) never reads the raw players, clock or variant again; `BadData`, an
+event the game cannot use; and `final_status`, the one judge of a status that ends the game.
 """
 
 from __future__ import annotations
@@ -35,6 +35,15 @@ def state_of(full: GameFull) -> GameState:
     return cast(GameState, section(full, "state"))
 
 
+LIVE = ("created", "started")  # lila's statuses of a game under way: every other one ends it
+
+
+def final_status(status: object) -> bool:
+    """Does a state's `status` end the game? Any text but a live status; not text, no: the stream's
+    reader reads on, and the game thread skips that state as BadData."""
+    return isinstance(status, str) and status not in LIVE
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """One game as its gameFull describes it (the defaults: before any gameFull).
@@ -63,6 +72,14 @@ class GameInfo:
     black_elo: int | None = None
     record_rated: bool = False
     created_ms: int | None = None
+
+    def our_field(self, white_key: str, black_key: str) -> str:
+        """Which of a state's paired fields is ours: `our_field("wtime", "btime")` is "btime" for black."""
+        return white_key if self.color == chess.WHITE else black_key
+
+    def their_field(self, white_key: str, black_key: str) -> str:
+        """Which of a state's paired fields is the opponent's (their clock, draw or takeback offer)."""
+        return black_key if self.color == chess.WHITE else white_key
 
 
 def read_full(full: GameFull, me: str) -> GameInfo:

@@ -1,8 +1,8 @@
 """A game's decisions, as plain functions of plain data: draws, resignation, takebacks, the abort of a
 game the opponent never starts, the claim of a win from an opponent who left, and a move's limits.
 
-The game thread (bot/games/game.py) gathers the facts (its settings, our scores, the ply, the clocks)
-and acts on the answer (a request to the server, a timer); nothing here needs a thread, a socket or a
+The game's loop (bot/games/game.py) gathers the facts (its settings, our scores, the ply, the clocks)
+and acts on the answer (a request to the server, a deadline); nothing here needs a thread, a socket or a
 clock, so each rule is tested with the data alone (tests/bot/games/test_rules.py).
 """
 
@@ -29,7 +29,7 @@ DRAW_OFFER_MIN_OPPONENT_MS = 30_000
 # turns < 20); lila does not forbid the offer, so the bot simply neither offers nor accepts one before.
 ARENA_QUICK_DRAW_PLIES = 20
 MAX_CLAIM_WAIT_S = 3600.0  # a longer claimWinInSeconds waits this long (a later opponentGone says more)
-CLAIM_TIMER_MARGIN_S = 0.2  # the timer fires this long after the server's time, so that the claim is due
+CLAIM_MARGIN_S = 0.2  # the claim's deadline is this long after the server's time, so that the claim is due
 # Lichess answers a claim it cannot grant yet with 200 and does nothing (lila BotPlayer.claimVictory):
 # a game not over this long after a claim may claim again.
 CLAIM_AGAIN_AFTER_S = 3.0
@@ -125,16 +125,16 @@ def plies_until_opponent_moved(initial_fen: str | None, color: chess.Color) -> i
 
 def watch_first_move(abort_after_s: float, correspondence: bool, plies: int, until_opponent_moved: int,
                      watching: bool) -> bool:
-    """Start the timer that aborts a game whose opponent never makes a first move? Not in
+    """Set the deadline that aborts a game whose opponent never makes a first move? Not in
     correspondence (days to move, not seconds: a first move may come tomorrow), not when the abort
-    is off, the opponent has moved, or the timer runs already."""
+    is off, the opponent has moved, or the game was watched already."""
     return not correspondence and abort_after_s > 0 and plies < until_opponent_moved and not watching
 
 
 def claim_wait_s(claim_in_s: float) -> float:
-    """How long the claim timer waits for the server's `claimWinInSeconds` (capped: a later
+    """How long after the server's `claimWinInSeconds` the claim falls due (capped: a later
     opponentGone says more)."""
-    return min(float(claim_in_s), MAX_CLAIM_WAIT_S) + CLAIM_TIMER_MARGIN_S
+    return min(float(claim_in_s), MAX_CLAIM_WAIT_S) + CLAIM_MARGIN_S
 
 
 def claim_seconds_usable(gone: object, seconds: object) -> bool:

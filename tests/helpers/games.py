@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 from bot.config import config_from_dict
@@ -25,18 +27,35 @@ class CountingEngine(Engine):
         super().new_game(fen)
 
 
-def make_game(sb: Sandbox, gid: str, takeback: dict[str, Any] | None = None, **draw: Any) -> Game:
+class FakeClock:
+    """A monotonic clock that a test moves by hand: a game's deadlines without sleeping."""
+
+    def __init__(self, now: float = 1000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def make_game(sb: Sandbox, gid: str, takeback: dict[str, Any] | None = None,
+              game: dict[str, Any] | None = None, clock: Callable[[], float] = time.monotonic,
+              **draw: Any) -> Game:
+    """A game on the sandbox game `gid`, fed by hand (`handle`, `check_deadlines`); `game`: settings of
+    the config's game section beyond these tests' (no greeting, goodbye or abort)."""
+    settings = {"greeting": "", "goodbye": "", "abort_after_s": 0, **(game or {})}
     cfg = config_from_dict({"token": sb.token, "url": sb.url, "engine": {"hash_total_mb": 1},
-                            "time": {"fixed_nodes": 1000},
-                            "game": {"greeting": "", "goodbye": "", "abort_after_s": 0},
+                            "time": {"fixed_nodes": 1000}, "game": settings,
                             "network": {"backoff_base_s": 0.05, "retries": 1}, "draw": draw,
                             "takeback": takeback or {}})
-    game = Game(gid, Lichess(cfg.token, cfg.url, cfg.network), cfg, "umax-bot", CountingEngine,
-                threading.Event())
-    game.engine = CountingEngine()  # what run() does before opening the stream
-    game.engine.rebuilds = 0
-    game.position = GamePosition(game.engine, f"game {gid}")
-    return game
+    out = Game(gid, Lichess(cfg.token, cfg.url, cfg.network), cfg, "umax-bot", CountingEngine,
+               threading.Event(), clock=clock)
+    out.engine = CountingEngine()  # what run() does before opening the stream
+    out.engine.rebuilds = 0
+    out.position = GamePosition(out.engine, f"game {gid}")
+    return out
 
 
 def state(moves: list[str], **extra: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
 from bot.sources.outside import OutsideMove
 from engine import Engine, SearchResult
 from engine.timeman import Limits
-from tests.helpers.games import CountingEngine, full, make_game, state
+from tests.helpers.games import CountingEngine, FakeClock, full, make_game, state
 
 
 @pytest.fixture
@@ -473,3 +473,70 @@ def test_a_late_state_from_before_our_move_is_not_a_takeback(sb):
     game.handle(state([]), time.monotonic())    # a state from before it, late
     assert bot_moves_posted(sb, gid) == 1 and game.moved_at_ply == 0 and game.engine.moves == [m1]
     assert sorted(game.record.notes) == [0]
+
+
+# ---------------------------------------------------------------- abort, claim: deadlines on a fake clock
+
+def abort_requests(sb: Sandbox, gid: str) -> list:
+    return sb.requests(rf"/api/bot/game/{gid}/abort", "POST")
+
+
+def claim_requests(sb: Sandbox, gid: str) -> list:
+    return sb.requests(rf"/api/bot/game/{gid}/claim-victory", "POST")
+
+
+def test_the_game_aborts_at_its_deadline_when_the_opponent_never_moves(sb):
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    clock = FakeClock()
+    game = make_game(sb, gid, game={"abort_after_s": 30}, clock=clock)
+    game.handle(full(gid, []), clock())
+    assert sb.wait_moves(gid, 1, timeout=10)
+    clock.advance(29.9)
+    game.check_deadlines()
+    assert abort_requests(sb, gid) == []
+    clock.advance(0.1)
+    game.check_deadlines()
+    assert sb.wait_game_over(gid, timeout=5) == "aborted" and len(abort_requests(sb, gid)) == 1
+
+
+def test_no_abort_once_the_opponent_has_moved(sb):
+    gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
+    clock = FakeClock()
+    game = make_game(sb, gid, game={"abort_after_s": 30}, clock=clock)
+    game.handle(full(gid, []), clock())
+    assert sb.wait_moves(gid, 2, timeout=10)
+    game.handle(state(sb.game(gid).moves), clock())  # their first move: the watch is told
+    assert game.watch.abort_at is None and sb.wait_moves(gid, 3, timeout=10)
+    clock.advance(60)
+    game.check_deadlines()
+    assert abort_requests(sb, gid) == [] and sb.game(gid).status == "started"
+
+
+def test_a_claim_due_on_our_turn_is_made_right_after_our_move():
+    # The opponent left; Lichess allows the claim after 5 s, which pass while it is our turn and our
+    # move has not gone through (refused once): the claim waits for the move, then wins the game.
+    with Sandbox(keepalive_s=1.0, gone_claim_s=0.0) as sb:
+        gid = sb.start_game(ScriptedOpponent(["e7e5"], then=IdleOpponent()), bot_color="white")
+        clock = FakeClock()
+        game = make_game(sb, gid, clock=clock)
+        game.handle(full(gid, []), clock())
+        assert sb.wait_moves(gid, 2, timeout=10)
+        sb.set_opponent_gone(gid, True)
+        game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": 5}, clock())
+        sb.respond_with(rf"/api/bot/game/{gid}/move/", 400, times=1)
+        game.handle(state(sb.game(gid).moves), clock())  # our turn: the move is refused
+        assert game.resync
+        clock.advance(5)
+        game.check_deadlines()
+        assert game.watch.claim_at is not None and not game.watch.claim_due  # not yet: the server's wait
+        clock.advance(0.2)
+        game.check_deadlines()
+        assert claim_requests(sb, gid) == [] and game.watch.claim_due  # our turn: waits for our move
+        game.stream_opened()
+        game.handle(full(gid, sb.game(gid).moves), clock())  # the reopened stream: our move goes
+        game.check_deadlines()
+        assert sb.wait_game_over(gid, timeout=5) == "timeout" and sb.game(gid).winner == "white"
+        moves = sb.requests(rf"/api/bot/game/{gid}/move/", "POST")
+        claims = claim_requests(sb, gid)
+        assert len(claims) == 1 and claims[0].status == 200 and claims[0].t > moves[-1].t
+        assert [m.status for m in moves] == [200, 400, 200]

@@ -7,7 +7,7 @@ from typing import Any
 import chess
 import pytest
 
-from bot.games.info import BadData, GameInfo, read_full, section
+from bot.games.info import BadData, GameInfo, final_status, read_full, section
 
 FEN = "4k3/8/8/8/8/8/8/4K2R b K - 0 1"
 
@@ -61,3 +61,18 @@ def test_a_section_is_an_object_or_nothing():
     assert section({"clock": None}, "clock") == {} and section({}, "clock") == {}
     with pytest.raises(BadData, match="clock is not an object"):
         section({"clock": 3}, "clock")
+
+
+def test_our_field_and_theirs_follow_our_colour():
+    white, black = GameInfo(color=chess.WHITE), read_full(full(), "umax-bot")
+    assert white.our_field("wtime", "btime") == "wtime" and white.their_field("wdraw", "bdraw") == "bdraw"
+    assert black.our_field("wtime", "btime") == "btime"
+    assert black.their_field("wtakeback", "btakeback") == "wtakeback"
+
+
+@pytest.mark.parametrize(("status", "final"), [
+    ("created", False), ("started", False), ("mate", True), ("aborted", True), ("noStart", True),
+    (None, False), (["mate"], False),
+])
+def test_every_status_but_a_live_one_ends_the_game(status, final):
+    assert final_status(status) is final

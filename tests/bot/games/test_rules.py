@@ -137,7 +137,7 @@ def test_abort_watch_only_for_a_real_time_game_not_started_by_the_opponent():
 
 def test_claim_waits_capped_and_only_on_the_opponents_turn():
     assert rules.claim_wait_s(10) == pytest.approx(10.2)
-    assert rules.claim_wait_s(2**63) <= 3600.2  # a huge claimWinInSeconds must not overflow a timer
+    assert rules.claim_wait_s(2**63) <= 3600.2  # a huge claimWinInSeconds: a later opponentGone says more
     assert rules.claim_now(our_turn=False, moved_here=False, since_last_claim_s=math.inf) == rules.CLAIM
     assert rules.claim_now(our_turn=True, moved_here=False, since_last_claim_s=math.inf) == rules.DUE
     assert rules.claim_now(our_turn=True, moved_here=True, since_last_claim_s=math.inf) == rules.CLAIM

@@ -41,6 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.config import config_from_dict
+from bot.games import rules
 from bot.games.game import Game
 from bot.games.position import GamePosition
 from bot.lichess import Lichess, TransientError
@@ -48,6 +49,7 @@ from bot.process.runner import ID, Runner
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.wire import DECLINE_REASONS, game_full_json, game_state_json
 from engine import Engine
+from tests.helpers.games import FakeClock
 
 ME = "umax-bot"
 GID = "FuZz0001"
@@ -342,9 +344,10 @@ CFG = config_from_dict({"engine": {"hash_total_mb": 1},
                         "game": {"abort_after_s": 0}})
 
 
-def new_game() -> tuple[Game, FakeGameServer]:
+def new_game(clock: Callable[[], float] = time.monotonic) -> tuple[Game, FakeGameServer]:
     server = FakeGameServer()
-    game = Game(GID, server, CFG, ME, lambda: Engine(hash_bits=10), threading.Event())  # type: ignore[arg-type]
+    game = Game(GID, server, CFG, ME, lambda: Engine(hash_bits=10), threading.Event(),  # type: ignore[arg-type]
+                clock=clock)
     game.engine = Engine(hash_bits=10)
     game.position = GamePosition(game.engine, f"game {GID}")
     server.game = game
@@ -360,9 +363,9 @@ class Played:
 
 
 def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict[str, Any], int]]) -> Played:
-    """What Game.run does with a stream, with the reconnect emulated: after an unusable event (or a
-    lost move POST) the game gets the clean gameFull of the true position, as a reopened stream
-    brings."""
+    """What Game.run does with a stream (each event handled, then the deadlines checked), with the
+    reconnect emulated: after an unusable event (or a lost move POST) the game gets the clean gameFull
+    of the true position, as a reopened stream brings."""
     played = Played()
 
     def note(ev: dict[str, Any]) -> None:
@@ -379,6 +382,7 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
         for _ in range(5):
             lost = server.lost
             game.handle(full, time.monotonic())
+            game.check_deadlines()
             if not game.resync:
                 return
             game.stream_opened()
@@ -391,6 +395,7 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
             break  # Game.run stops reading at the final state
         note(ev)
         game.handle(ev, time.monotonic())
+        game.check_deadlines()
         if game.resync:
             game.stream_opened()
             played.resyncs += 1
@@ -398,10 +403,6 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
     if not game.finished.is_set():
         clean(len(base.plies))
     return played
-
-
-def _cleanup(game: Game) -> None:
-    game.timers.cancel()
 
 
 @st.composite
@@ -440,10 +441,7 @@ def test_clean_bases_play_and_recover(records):
     """The unmutated games: a move at every turn of ours, nothing unusable, the mate game ends."""
     for base in BASES:
         game, server = new_game()
-        try:
-            played = feed(game, server, base, base.events())
-        finally:
-            _cleanup(game)
+        played = feed(game, server, base, base.events())
         check_game(game, server, base, played, records)
         assert played.resyncs == 0
         ours = sum(1 for n in range(len(base.plies) + 1)
@@ -461,10 +459,7 @@ def test_game_stream_fuzz(scenario, records):
     records.records.clear()
     game, server = new_game()
     server.lose_moves = lost
-    try:
-        played = feed(game, server, base, events)
-    finally:
-        _cleanup(game)
+    played = feed(game, server, base, events)
     check_game(game, server, base, played, records)
 
 
@@ -485,21 +480,18 @@ def test_one_bad_state_is_one_warning_then_recovery(records, name, event, expect
     """Each kind of bad gameState gives at most one warning, and the clean state after it is played."""
     base = BASES[0]
     game, server = new_game()
-    try:
-        game.handle(base.full(0), time.monotonic())  # bot white: moves at once
-        bad = {**base.state(1), **event}
-        records.records.clear()
-        game.handle(bad, time.monotonic())
-        warnings = [r.getMessage() for r in records.records if r.levelno >= logging.WARNING
-                    and r.name == "bot.games.game"]
-        if expect is None:  # a clock value that is merely odd: read as none (or clamped) and played on
-            assert warnings == [] and not game.resync
-        else:
-            assert len(warnings) == 1 and expect in warnings[0] and game.resync
-        game.stream_opened()
-        game.handle(base.state(2), time.monotonic())
-    finally:
-        _cleanup(game)
+    game.handle(base.full(0), time.monotonic())  # bot white: moves at once
+    bad = {**base.state(1), **event}
+    records.records.clear()
+    game.handle(bad, time.monotonic())
+    warnings = [r.getMessage() for r in records.records if r.levelno >= logging.WARNING
+                and r.name == "bot.games.game"]
+    if expect is None:  # a clock value that is merely odd: read as none (or clamped) and played on
+        assert warnings == [] and not game.resync
+    else:
+        assert len(warnings) == 1 and expect in warnings[0] and game.resync
+    game.stream_opened()
+    game.handle(base.state(2), time.monotonic())
     assert records.tracebacks() == [] and server.problems == []
     assert server.moves[-1][2] == tuple(base.moves_at(2))  # recovered: moved from the true position
 
@@ -508,11 +500,8 @@ def test_null_move_in_the_list_is_not_followed(records):
     # Regression: python-chess reads "0000" as a null move and would push it, flipping the side to
     # move; the bot then moved for the wrong side.
     game, server = new_game()
-    try:
-        game.handle(BASES[0].full(0), time.monotonic())
-        game.handle(state_event(["e2e4", "0000"]), time.monotonic())
-    finally:
-        _cleanup(game)
+    game.handle(BASES[0].full(0), time.monotonic())
+    game.handle(state_event(["e2e4", "0000"]), time.monotonic())
     assert len(server.moves) == 1 and server.problems == []  # only the first move, from the start
     assert game.resync and game.position is not None and game.position.ply == 0
 
@@ -524,37 +513,35 @@ def test_unusable_state_does_not_confirm_a_lost_move(records):
     # would have been lost on time.
     game, server = new_game()
     server.lose_moves = 1
-    try:
-        game.handle(BASES[0].full(0), time.monotonic())  # bot white: its move is lost on the way
-        assert game.resync and len(server.moves) == 1
-        game.stream_opened()
-        corrupt = {**BASES[0].full(0), "state": state_event(["e2e4", "zz"])}  # longer than ply 0, unusable
-        game.handle(corrupt, time.monotonic())
-        assert game.resync
-        game.stream_opened()
-        game.handle(BASES[0].full(0), time.monotonic())  # the reopened stream: the move is not there
-    finally:
-        _cleanup(game)
+    game.handle(BASES[0].full(0), time.monotonic())  # bot white: its move is lost on the way
+    assert game.resync and len(server.moves) == 1
+    game.stream_opened()
+    corrupt = {**BASES[0].full(0), "state": state_event(["e2e4", "zz"])}  # longer than ply 0, unusable
+    game.handle(corrupt, time.monotonic())
+    assert game.resync
+    game.stream_opened()
+    game.handle(BASES[0].full(0), time.monotonic())  # the reopened stream: the move is not there
     assert len(server.moves) == 2 and server.moves[1][2] == ()  # sent again from the start position
     assert server.moves[1][0] == server.moves[0][0] and server.problems == []
     assert records.tracebacks() == []
 
 
-def test_huge_claim_time_does_not_kill_a_timer_thread(records, monkeypatch):
-    # Regression: claimWinInSeconds 2**63 made threading.Timer raise OverflowError in its own thread.
-    died: list[BaseException] = []
-    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
-    game, _ = new_game()
-    try:
-        game.handle(BASES[0].full(0), time.monotonic())
-        game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": 2**63}, time.monotonic())
-        wait = game.timers.claim_wait_s
-        assert wait is not None and wait <= 3600.2
-        game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": "10"}, time.monotonic())
-        time.sleep(0.1)
-    finally:
-        _cleanup(game)
-    assert died == [] and records.tracebacks() == []
+def test_a_huge_claim_time_waits_an_hour_and_an_odd_one_changes_nothing(records):
+    # Regression: claimWinInSeconds 2**63 made the claim's threading.Timer raise OverflowError in its
+    # own thread. The claim is a deadline now, still capped: a later opponentGone says more.
+    clock = FakeClock()
+    game, server = new_game(clock)
+    game.handle(BASES[0].full(0), clock())
+    game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": 2**63}, clock())
+    capped = clock() + rules.MAX_CLAIM_WAIT_S + rules.CLAIM_MARGIN_S
+    assert game.watch.claim_at == capped
+    game.handle({"type": "opponentGone", "gone": True, "claimWinInSeconds": "10"}, clock())
+    assert game.watch.claim_at == capped  # skipped: the deadline stands
+    clock.advance(rules.MAX_CLAIM_WAIT_S + rules.CLAIM_MARGIN_S)
+    game.check_deadlines()
+    assert server.calls.count("claim_victory") == 1  # our move was posted: the opponent's turn
+    unusable = [r for r in records.records if "unusable opponentGone skipped" in r.getMessage()]
+    assert len(unusable) == 1 and records.tracebacks() == []
 
 
 # ---------------------------------------------------------------- in process: the event stream
