@@ -35,7 +35,7 @@ from berserk.session import Requestor
 from requests.adapters import HTTPAdapter
 
 from bot.config import NetworkConfig
-from bot.wire import Account, Arena, Event, GameInfo, GameLine, User
+from bot.wire import Account, Arena, Event, ExportedGame, GameInfo, GameLine, User
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -340,6 +340,14 @@ class Lichess:
         if not isinstance(games, list):
             raise TransientError(f"/api/account/playing answered {repr(data)[:60]} without a game list")
         return [cast(GameInfo, g) for g in games if isinstance(g, dict)]
+
+    def exported_game(self, game_id: str) -> ExportedGame:
+        """`GET /game/export/{id}` as JSON, moves in SAN (ClientError 404: no such game)."""
+        path = f"/game/export/{game_id}"
+        data = self._call("export", lambda: self._raw.get(path, params={"moves": "true"}))
+        if not isinstance(data, dict):
+            raise TransientError(f"/game/export/{game_id} answered {repr(data)[:60]} instead of a game")
+        return cast(ExportedGame, data)
 
     def accept(self, challenge_id: str) -> None:
         self._call("challenge", lambda: self.client.bots.accept_challenge(challenge_id))

@@ -152,6 +152,31 @@ class GameInfo(TypedDict, total=False):
     tournamentId: str
 
 
+class ExportedPlayer(TypedDict, total=False):
+    """One side of an exported game: `user` (name, id, title) and `rating`."""
+
+    user: dict[str, str]
+    rating: int
+
+
+class ExportedGame(TypedDict, total=False):
+    """`GET /game/export/{id}` as JSON (lila GameApiV2.toJson): `status` a name ("aborted", "mate",
+    "started"...), `moves` in SAN, `clock` in seconds, `tournament` an arena's id."""
+
+    id: str
+    rated: bool
+    variant: str
+    speed: str
+    createdAt: int
+    status: str
+    winner: Literal["white", "black"]
+    players: dict[str, ExportedPlayer]
+    initialFen: str
+    moves: str
+    clock: dict[str, int]
+    tournament: str
+
+
 class Playing(TypedDict, total=False):
     """`/api/account/playing`: the games in progress, most urgent first."""
 

@@ -48,6 +48,12 @@ class SlotFreed:
 
 
 @dataclass(frozen=True)
+class ReservationExpired:
+    """An accepted challenge's game never started for the bot (bot/challenges/reservations.py)."""
+    challenge_id: str
+
+
+@dataclass(frozen=True)
 class StopAsked:
     """`request_stop` or `drain` from another thread or a signal handler: the loop looks at once."""
     why: str
@@ -61,7 +67,7 @@ class Call:
     done: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
 
 
-Message = EventLine | GameEnded | SlotFreed | StopAsked | Call
+Message = EventLine | GameEnded | SlotFreed | ReservationExpired | StopAsked | Call
 
 
 class Inbox:

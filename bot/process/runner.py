@@ -67,6 +67,7 @@ from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.policy import is_correspondence
 from bot.challenges.slots import Slots
 from bot.config import ArenaEntry, Config, ConfigError
+from bot.games import records, unstarted
 from bot.games.correspondence import Correspondence
 from bot.games.game import Game
 from bot.games.memory import GameMemory
@@ -82,7 +83,17 @@ from bot.lichess import (
 )
 from bot.process.arenas import PAUSED, Membership, still_in
 from bot.process.cores import usable_cores
-from bot.process.inbox import Call, EventLine, GameEnded, Inbox, Message, SlotFreed, StopAsked, run_call
+from bot.process.inbox import (
+    Call,
+    EventLine,
+    GameEnded,
+    Inbox,
+    Message,
+    ReservationExpired,
+    SlotFreed,
+    StopAsked,
+    run_call,
+)
 from bot.process.memory import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
@@ -140,7 +151,8 @@ class Runner:
         # What the other threads tell the control loop (bot/process/inbox.py); the loop alone writes the
         # state below, and publishes what others read as immutable views (`games`, `finished`).
         self.inbox = Inbox()
-        self.slots = Slots(cfg.challenge.concurrency, on_release=lambda: self.inbox.post(SlotFreed()))
+        self.slots = Slots(cfg.challenge.concurrency, on_release=lambda: self.inbox.post(SlotFreed()),
+                           on_expired=lambda cid: self.inbox.post(ReservationExpired(cid)))
         self._games: dict[str, Game] = {}
         self._finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
         self.games: Mapping[str, Game] = types.MappingProxyType({})  # a copy of `_games`, for other threads
@@ -317,6 +329,8 @@ class Runner:
                 self._game_ended(message.game)
             elif isinstance(message, SlotFreed):
                 self._slot_freed()
+            elif isinstance(message, ReservationExpired):
+                self._ask_what_became_of(message.challenge_id)
             elif isinstance(message, StopAsked):
                 if message.drain and not self.stop.is_set():
                     self._drain_begun(message.why)
@@ -536,6 +550,37 @@ class Runner:
             self.matchmaker.wake()
 
     # ------------------------------------------------------------ games
+
+    def _ask_what_became_of(self, gid: str) -> None:
+        """An accepted challenge whose gameStart never came: a worker asks the server about its game (the
+        loop never waits on the network) and tells the loop to play it if it runs."""
+        if not self.stop.is_set():
+            threading.Thread(target=self._follow_up_unstarted, args=(gid,), name=f"unstarted-{gid}",
+                             daemon=True).start()
+
+    def _follow_up_unstarted(self, gid: str) -> None:
+        """The worker of `_ask_what_became_of`: one log line whatever the answer, the record of a game
+        over, and a game in progress handed to the loop to play."""
+        try:
+            game = self.li.exported_game(gid)
+        except LichessError as e:
+            if not (isinstance(e, ClientError) and e.status == 404):
+                log.warning("game %s: accepted but never seen starting; cannot ask the server what became of "
+                            "it (%s)", gid, e)
+                return
+            game = None
+        found = unstarted.verdict(game)
+        if game is None or found.kind == unstarted.NO_GAME:
+            log.info("game %s: accepted but never started: the server has no such game", gid)
+        elif found.kind == unstarted.RUNNING:
+            log.warning("game %s: accepted, its gameStart never came, and it is %s on the server: playing it",
+                        gid, found.status)
+            start = found.start
+            self.inbox.post(Call(lambda: self.start_game(gid, start)))
+        else:
+            log.info("game %s: accepted but never seen starting: %s on the server; recording it", gid,
+                     found.status)
+            records.write(self.cfg.records, unstarted.record_of(game, self.me), self.cfg.url)
 
     def start_game(self, gid: str, info: GameInfo | None = None) -> None:
         """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time
