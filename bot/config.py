@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from bot.speed import speed_of
 from engine.hashsize import ENTRY_BYTES, bits_for_bytes
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
@@ -411,7 +412,7 @@ def parse_time_control(text: str) -> tuple[int, int]:
                          f"{MAX_CLOCK_LIMIT_S} seconds")
     if inc > MAX_CLOCK_INCREMENT_S:
         raise ValueError(f"{text!r}: Lichess takes an increment of at most {MAX_CLOCK_INCREMENT_S} seconds")
-    if base + 40 * inc < 30:  # Lichess's ultraBullet (estimated duration under 30 s)
+    if speed_of((base, inc)) == "ultraBullet":
         raise ValueError(f"{text!r} is ultraBullet, which bots may not play")
     return base, inc
 

@@ -164,6 +164,24 @@ def test_no_bot_or_engine_module_imports_one_that_imports_it_back() -> None:
     assert _a_circle(graph) == []
 
 
+def test_the_sandbox_takes_of_the_bot_only_the_speed_rule() -> None:
+    """The stand-in for Lichess is built apart from the bot it tests (docs/DEVELOPMENT.md): of bot/ it
+    imports only bot/speed.py, lila's rule for a clock's speed, which both must apply alike."""
+    borrowed = {dep for name, (path, pkg) in _modules().items() if name.startswith("bot.sandbox")
+                for dep in _imports(path, pkg)
+                if dep.split(".")[0] == "bot" and not dep.startswith("bot.sandbox")}
+    assert borrowed == {"bot.speed"}
+
+
+def test_no_tools_module_imports_one_that_imports_it_back() -> None:
+    """The tools too: a part two tools need lives in a module both import (tools/book_lines.py for the
+    two books), not in one of them."""
+    modules = _modules()
+    graph = {name: {dep for dep in _imports(path, pkg) if dep in modules and dep != name}
+             for name, (path, pkg) in modules.items() if name.split(".")[0] == "tools"}
+    assert _a_circle(graph) == []
+
+
 def test_python_m_engine_help_lists_the_commands_and_the_tools_elsewhere() -> None:
     proc = subprocess.run([sys.executable, "-m", "engine", "--help"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)

@@ -15,7 +15,9 @@ Each is a module run from a checkout with ``python -m tools.NAME`` (``--help`` f
 - ``threads_bench``: time to depth with 1, 2 and 4 threads over a dozen middlegames.
 
 ``soak_opponents``, ``soak_checks`` and ``soak_picture`` are the soak's parts (its opponents, its
-end-of-run checks, its SVG picture), not commands.
+end-of-run checks, its SVG picture), not commands; so are ``book_deep``, ``book_tree`` (the deep book's
+build and rules, run as ``book_build deep``) and ``book_lines`` (the named lines and the Polyglot writer
+both books use).
 
 ``tools/strength`` runs the strength lines of docs/PERFORMANCE.md through ``tools.match``. What a user
 runs (the bot, the UCI engine, ``python -m engine bench``) stays in ``bot`` and ``engine``.

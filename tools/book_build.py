@@ -5,7 +5,8 @@
     python -m tools.book_build stats [PATH] [--max-ply N]
 
 ``build`` writes the default book (below); ``deep`` the book carried on by Stockfish's analysis
-(`tools/book_deep.py`, its rules in `tools/book_tree.py`).
+(`tools/book_deep.py`, its rules in `tools/book_tree.py`). Both read the named lines and write Polyglot
+entries through `tools/book_lines.py`; this module imports the deep book's, never the other way.
 
 Source. ``tools/data/openings/*.tsv``: the 3,807 named lines of lichess-org/chess-openings (CC0
 1.0, copied unchanged into the repository with ``COPYING.txt``, so a clone builds without network).
@@ -36,7 +37,6 @@ searches; their results are put back in input order, so the bytes do not depend 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import struct
 import sys
@@ -51,23 +51,12 @@ import chess.polyglot
 
 from engine.board import PAWN
 from engine.book import DEEP_BOOK, DEFAULT_BOOK, Book, BookError, BookSettings
+from tools.book_lines import ENTRY, SOURCE_DIR, NamedPosition, Row, count_lines, encode_rows, read_rows
 
-SOURCE_DIR = Path(__file__).resolve().parent / "data" / "openings"
 NODE_BUDGET = 10000         # per search: depth 6-7 in the opening (iterations overshoot it)
 THRESHOLD_PAWNS = 1.5       # drop a book move scoring this much below the engine's best
 HASH_BITS = 18              # 3 MiB: cleared per search, so a small table keeps new_game() cheap
-ENTRY = struct.Struct(">QHHI")
 STATS_MAX_PLY = 20          # BookSettings' default max_ply: the lines a game can really take
-
-Row = tuple[str, str, str]  # (eco, name, pgn)
-
-
-@dataclass
-class _Position:
-    fen: str
-    moves: dict[str, int] = field(default_factory=dict)     # UCI -> lines through it
-    line: dict[str, str] = field(default_factory=dict)      # UCI -> the first line that plays it
-    raw: dict[str, int] = field(default_factory=dict)       # UCI -> Polyglot move code
 
 
 @dataclass(frozen=True)
@@ -86,59 +75,6 @@ class BuildReport:
     searches: int = 0
     dropped: list[Dropped] = field(default_factory=list)
     seconds: float = 0.0
-
-
-# ---------------------------------------------------------------------------- reading the lines
-def read_rows(directory: Path = SOURCE_DIR) -> list[Row]:
-    """The (eco, name, pgn) rows of every ``*.tsv`` file in ``directory``, files in name order."""
-    rows: list[Row] = []
-    files = sorted(Path(directory).glob("*.tsv"))
-    if not files:
-        raise FileNotFoundError(f"no *.tsv files in {directory}")
-    for path in files:
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh, delimiter="\t")
-            header = next(reader, None)
-            if header != ["eco", "name", "pgn"]:
-                raise ValueError(f"{path}: expected the header eco, name, pgn; got {header}")
-            rows.extend((r[0], r[1], r[2]) for r in reader if len(r) == 3)
-    return rows
-
-
-def san_moves(pgn: str) -> list[str]:
-    """``1. e4 e5 2. Nf3`` -> ["e4", "e5", "Nf3"] (move numbers dropped)."""
-    return [tok for tok in pgn.split() if not tok.rstrip(".").isdigit()]
-
-
-def polyglot_move(board: chess.Board, move: chess.Move) -> int:
-    """Polyglot's 16-bit move: to | from << 6 | promotion << 12, castling as king takes own rook."""
-    to_square = move.to_square
-    if board.is_kingside_castling(move):
-        to_square = chess.square(7, chess.square_rank(move.from_square))
-    elif board.is_queenside_castling(move):
-        to_square = chess.square(0, chess.square_rank(move.from_square))
-    promotion = move.promotion - 1 if move.promotion else 0      # knight 1 .. queen 4
-    return to_square | move.from_square << 6 | promotion << 12
-
-
-def count_lines(rows: Iterable[Row]) -> dict[int, _Position]:
-    """Every book position (by Polyglot key, in order of first appearance) with its moves' line counts."""
-    positions: dict[int, _Position] = {}
-    for eco, name, pgn in rows:
-        board = chess.Board()
-        for san in san_moves(pgn):
-            try:
-                move = board.parse_san(san)
-            except ValueError as exc:
-                raise ValueError(f"{eco} {name}: {san!r} in {pgn!r}: {exc}") from None
-            key = chess.polyglot.zobrist_hash(board)
-            pos = positions.setdefault(key, _Position(fen=board.fen()))
-            uci = move.uci()
-            pos.line.setdefault(uci, f"{eco} {name}")
-            pos.moves[uci] = pos.moves.get(uci, 0) + 1
-            pos.raw[uci] = polyglot_move(board, move)
-            board.push(move)
-    return positions
 
 
 # ---------------------------------------------------------------------------- the engine filter
@@ -172,7 +108,7 @@ def _judge(task: tuple[str, tuple[str, ...], int]) -> list[tuple[str, int]]:
     return [(m, best - s) for m, s in scores.items()]
 
 
-def engine_filter(positions: dict[int, _Position], node_budget: int, threshold_pawns: float,
+def engine_filter(positions: dict[int, NamedPosition], node_budget: int, threshold_pawns: float,
                   jobs: int = 1) -> tuple[list[Dropped], int]:
     """Remove the moves the engine finds clearly bad from ``positions``; return them and the searches run."""
     keys = [k for k, p in positions.items() if p.moves]
@@ -196,14 +132,7 @@ def engine_filter(positions: dict[int, _Position], node_budget: int, threshold_p
 
 
 # ---------------------------------------------------------------------------- writing
-def encode_rows(rows: Iterable[tuple[int, int, int]]) -> bytes:
-    """(key, Polyglot move code, weight) rows as a Polyglot file: sorted by (key, weight descending,
-    move code), weights capped at 65,535, learn 0. The same rows in any order give the same bytes."""
-    entries = sorted((key, -min(weight, 0xFFFF), raw) for key, raw, weight in rows)
-    return b"".join(ENTRY.pack(key, raw, -neg_weight, 0) for key, neg_weight, raw in entries)
-
-
-def encode(positions: dict[int, _Position]) -> bytes:
+def encode(positions: dict[int, NamedPosition]) -> bytes:
     """The named-lines book: a move's weight is its number of lines."""
     return encode_rows((key, pos.raw[uci], count)
                        for key, pos in positions.items() for uci, count in pos.moves.items())

@@ -27,7 +27,7 @@ gives it the analyses and writes the file.
   rows carry their MultiPV and nodes, so analyses made with other ones are kept apart. Positions are
   analysed as their EPD with counters ``0 1``, so transpositions share an analysis.
 * **Output**: Polyglot entries sorted by (key, weight descending, move), as the named-lines book
-  (`tools/book_build.encode_rows`): the same analyses give the same bytes.
+  (`tools/book_lines.encode_rows`): the same analyses give the same bytes.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ import chess.engine
 import chess.polyglot
 
 from engine.board import PAWN
+from tools.book_lines import count_lines, encode_rows, polyglot_move, read_rows
 from tools.book_tree import Analysis, Kind, Request, Tree, TreeRules, grow_in_passes
 
 STOCKFISH = "/usr/games/stockfish"
@@ -259,16 +260,12 @@ class Analyser:
 # ---------------------------------------------------------------------------- the build
 def named_counts() -> Callable[[int], dict[str, int]]:
     """The named lines' moves from each position (by Polyglot key) with their line counts."""
-    from tools.book_build import count_lines, read_rows
-
     positions = count_lines(read_rows())
     return lambda key: positions[key].moves if key in positions else {}
 
 
 def encode_tree(tree: Tree) -> bytes:
     """The tree's bot nodes as a Polyglot file."""
-    from tools.book_build import encode_rows, polyglot_move
-
     rows = []
     for key, moves in tree.entries.items():
         board = chess.Board(tree.fens[key])

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import MatchmakingConfig
 from bot.lichess import BotQuota, ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped
+from bot.speed import estimated_seconds, speed_of
 from bot.wire import Account, Challenge, ChallengeUser, User
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -72,17 +73,6 @@ UNANSWERED_REST_S = HOUR
 # ---------------------------------------------------------------- offers
 
 
-def speed_of(clock: tuple[int, int] | None, days: int | None) -> str:
-    """Lichess's speed (chess.Speed): estimated duration base + 40 * increment."""
-    if clock is None:
-        return "correspondence"
-    estimate = clock[0] + 40 * clock[1]
-    for limit, speed in ((30, "ultraBullet"), (180, "bullet"), (480, "blitz"), (1500, "rapid")):
-        if estimate < limit:
-            return speed
-    return "classical"
-
-
 @dataclass(frozen=True)
 class Offer:
     """What one challenge of ours proposes."""
@@ -93,7 +83,7 @@ class Offer:
 
     @property
     def speed(self) -> str:
-        return speed_of(self.clock, self.days)
+        return speed_of(self.clock)
 
     @property
     def mode(self) -> str:
@@ -106,7 +96,7 @@ class Offer:
     @property
     def duration(self) -> float:
         """Estimated seconds, to order clocks from fast to slow (correspondence: days per move)."""
-        return self.clock[0] + 40.0 * self.clock[1] if self.clock else self.days * DAY  # type: ignore[operator]
+        return estimated_seconds(self.clock) if self.clock else self.days * DAY  # type: ignore[operator]
 
     def __str__(self) -> str:
         return f"{self.label} {self.mode}"

@@ -216,6 +216,8 @@ class Sandbox:
             self._log.append(RequestRecord(now, method, path, status))
             self._details.append(RequestDetail(now if arrived is None else arrived, now, method, path, status,
                                                retry_after, served_status))
+        with self.world.cond:  # after the log's lock, never inside it: a wait_until predicate takes both
+            self.world.cond.notify_all()  # wait_until on the request log wakes at each request
 
     @property
     def request_details(self) -> list[RequestDetail]:
@@ -458,7 +460,8 @@ class Sandbox:
             return g.status
 
     def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
-        """Waits (on sandbox state changes) until predicate() is true; returns its last value."""
+        """Waits (on sandbox state changes and on each logged request) until predicate() is true; returns
+        its last value."""
         with self.world.cond:
             return bool(self.world.cond.wait_for(predicate, timeout=timeout))
 

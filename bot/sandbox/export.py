@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import chess
 
+from bot.speed import estimated_seconds, speed_of
+
 from . import wire
 from .forms import TRUEISH
 
@@ -92,7 +94,7 @@ def _clk(ms: int) -> str:
 
 
 def _perf_name(g: Game) -> str:
-    speed = wire.speed_of(g.clock, g.days)
+    speed = speed_of(g.clock)
     key = wire.perf_key(g.variant, speed)
     return wire.VARIANTS[key][0] if key in wire.VARIANTS else key[:1].upper() + key[1:]
 
@@ -156,7 +158,7 @@ def game_pgn(g: Game, base_url: str, flags: Flags) -> str:
 
 def game_json(g: Game, base_url: str, flags: Flags, now_ms: int) -> dict[str, Any]:
     """GameApiV2.toJson for one game (the fields the sandbox knows; no analysis, no opening)."""
-    speed = wire.speed_of(g.clock, g.days)
+    speed = speed_of(g.clock)
 
     def side(p: Any) -> dict[str, Any]:
         user = {"name": p.name, "id": p.id}
@@ -190,7 +192,7 @@ def game_json(g: Game, base_url: str, flags: Flags, now_ms: int) -> dict[str, An
         out["tournament"] = g.tournament_id
     if g.clock is not None:
         limit, inc = g.clock
-        out["clock"] = {"initial": limit, "increment": inc, "totalTime": limit + 40 * inc}
+        out["clock"] = {"initial": limit, "increment": inc, "totalTime": estimated_seconds(g.clock)}
     return out
 
 

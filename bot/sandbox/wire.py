@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
+from bot.speed import speed_of
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .state import Challenge, Game, Player
 
@@ -88,22 +90,6 @@ def variant_json(key: str, short: bool = True) -> dict[str, str]:
     return out
 
 
-def speed_of(clock: tuple[int, int] | None, days: int | None) -> str:
-    """Lichess speed category: estimated duration = limit + 40 * increment seconds."""
-    if clock is None:
-        return "correspondence"
-    est = clock[0] + 40 * clock[1]
-    if est < 30:
-        return "ultraBullet"
-    if est < 180:
-        return "bullet"
-    if est < 480:
-        return "blitz"
-    if est < 1500:
-        return "rapid"
-    return "classical"
-
-
 def perf_key(variant: str, speed: str) -> str:
     """The rating category: the variant for variants, the speed for standard and fromPosition."""
     if variant in ("standard", "fromPosition"):
@@ -170,7 +156,7 @@ def player_json(p: Player) -> dict[str, Any]:
 
 
 def challenge_json(c: Challenge, base_url: str) -> dict[str, Any]:
-    speed = speed_of(c.clock, c.days)
+    speed = speed_of(c.clock)
     pk = perf_key(c.variant, speed)
     out: dict[str, Any] = {
         "id": c.id,
@@ -224,7 +210,7 @@ def game_state_json(g: Game) -> dict[str, Any]:
 
 
 def game_full_json(g: Game) -> dict[str, Any]:
-    speed = speed_of(g.clock, g.days)
+    speed = speed_of(g.clock)
     out: dict[str, Any] = {
         "type": "gameFull",
         "id": g.id,
@@ -252,7 +238,7 @@ def game_event_info(g: Game) -> dict[str, Any]:
     """GameEventInfo as in the event stream's gameStart/gameFinish and in /api/account/playing."""
     bot_white = g.bot_color == "white"
     opp = g.black if bot_white else g.white
-    speed = speed_of(g.clock, g.days)
+    speed = speed_of(g.clock)
     wtime, btime = g.clock_ms()
     out: dict[str, Any] = {
         "fullId": g.id + g.full_suffix,

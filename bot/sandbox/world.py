@@ -11,6 +11,8 @@ import math
 import time
 from typing import Any, Callable
 
+from bot.speed import speed_of
+
 from . import wire
 from .boards import new_board
 from .feed import Subscriber
@@ -195,7 +197,7 @@ class World(GameRules):
             if target is None:
                 raise ApiError(400, f"No such user: {dest}")
             clock, days, rated, color, variant = challenge_form(form)
-            if wire.speed_of(clock, days) == "ultraBullet":  # lila ChallengeGranter BotUltraBullet
+            if speed_of(clock) == "ultraBullet":  # lila ChallengeGranter BotUltraBullet
                 raise ApiError(400, "Bots cannot play UltraBullet. Choose a slower time control.")
             self._check_create_limits(target)
             final = color if color != "random" else self.rng.choice(["white", "black"])
@@ -230,7 +232,7 @@ class World(GameRules):
             target = self.sparring.get(c.dest.id) if c is not None else None
             if c is None or target is None or c.status != "created":
                 return  # cancelled meanwhile
-            offer = Offer(c.clock, c.days, c.rated, c.variant, wire.speed_of(c.clock, c.days))
+            offer = Offer(c.clock, c.days, c.rated, c.variant, speed_of(c.clock))
             reason = target.policy.answer(offer, self.rng)
             if reason == NO_ANSWER:
                 return

@@ -1,4 +1,5 @@
-"""Opening books (engine/book.py), the default book's build (tools/book_build.py) and the UCI options.
+"""Opening books (engine/book.py), the default book's build (tools/book_build.py, tools/book_lines.py) and
+the UCI options.
 
 Books for the reader's tests are written here entry by entry (python-chess's Zobrist key, a Polyglot
 move code made by this file's own encoder, 16 bytes packed big-endian, sorted by key), so the reader
@@ -20,7 +21,7 @@ import pytest
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from tests.helpers import ROOT
 from tests.helpers.uci import RawUci
-from tools import book_build
+from tools import book_build, book_lines
 
 KINGS_READY = "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"   # both sides may castle both ways
 
@@ -80,10 +81,10 @@ def test_castling_comes_back_as_the_board_writes_it(tmp_path: Path) -> None:
     path = write_book(tmp_path / "long.bin", [(board, "e1a1", 1)])
     assert open_book(path).move(board) == "e1c1"
     # the build's encoder writes what this file's does
-    assert book_build.polyglot_move(board, chess.Move.from_uci("e1g1")) == raw_move("e1h1")
-    assert book_build.polyglot_move(board, chess.Move.from_uci("e1c1")) == raw_move("e1a1")
+    assert book_lines.polyglot_move(board, chess.Move.from_uci("e1g1")) == raw_move("e1h1")
+    assert book_lines.polyglot_move(board, chess.Move.from_uci("e1c1")) == raw_move("e1a1")
     promo = chess.Board("8/P6k/8/8/8/8/8/K7 w - - 0 1")
-    assert book_build.polyglot_move(promo, chess.Move.from_uci("a7a8n")) == raw_move("a7a8n")
+    assert book_lines.polyglot_move(promo, chess.Move.from_uci("a7a8n")) == raw_move("a7a8n")
 
 
 def test_illegal_entries_are_skipped(tmp_path: Path) -> None:
@@ -232,7 +233,7 @@ def test_lines_followed_through_the_default_book_stay_legal(default_book: Book) 
 def test_the_default_book_holds_the_rule_and_the_data(default_book: Book) -> None:
     """Every committed entry is a move of the copied lines with weight = its number of lines (the
     filter only removes moves), and the filter removed some but few (Fool's mate's 2.g4 among them)."""
-    counts = book_build.count_lines(book_build.read_rows())
+    counts = book_lines.count_lines(book_lines.read_rows())
     committed = Path(DEFAULT_BOOK).read_bytes()
     entries = [struct.unpack_from(">QHHI", committed, i) for i in range(0, len(committed), 16)]
     for key, raw, weight, learn in entries:
@@ -253,9 +254,9 @@ def test_the_default_book_is_packaged_and_its_source_is_in_the_checkout() -> Non
     engine_dir = ROOT / "engine"
     packaged = {p for pattern in patterns for p in engine_dir.glob(pattern)}
     assert DEFAULT_BOOK in packaged
-    assert book_build.SOURCE_DIR == ROOT / "tools" / "data" / "openings"
+    assert book_lines.SOURCE_DIR == ROOT / "tools" / "data" / "openings"
     for name in ("a.tsv", "b.tsv", "c.tsv", "d.tsv", "e.tsv", "COPYING.txt", "README.md"):
-        assert (book_build.SOURCE_DIR / name).is_file()
+        assert (book_lines.SOURCE_DIR / name).is_file()
 
 
 # ---------------------------------------------------------------------------- the build
@@ -279,7 +280,7 @@ def test_the_build_counts_lines_and_writes_sorted_entries(tmp_path: Path) -> Non
 
 
 def test_the_build_is_deterministic() -> None:
-    rows = book_build.read_rows()[::60]                   # 64 lines from all five files
+    rows = book_lines.read_rows()[::60]                   # 64 lines from all five files
     first, _ = book_build.build_bytes(rows, node_budget=None)
     again, _ = book_build.build_bytes(list(rows), node_budget=None)
     assert first == again and len(first) > 16 * 64

@@ -51,7 +51,7 @@ def test_movetime_limits_a_search_that_would_run_forever(engine: Engine) -> None
     assert res.move in {m.uci() for m in chess.Board().legal_moves}
     assert res.depth >= 4
     # generous: the limit is checked every 128 nodes; a broken check would run for minutes
-    assert res.time_ms < 150 + 500
+    assert res.time_ms < 150 + 5000
     # the move played is the best move of the last completed iteration
     assert res.move == res.iterations[-1][3]
 

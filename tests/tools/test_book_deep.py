@@ -15,7 +15,7 @@ import pytest
 
 from engine.book import BOOK_DIR, DEEP_BOOK, DEFAULT_BOOK, Book, BookSettings, book_path
 from tests.helpers import ROOT
-from tools import book_build, book_deep
+from tools import book_deep, book_lines
 from tools.book_tree import (
     Analysis,
     Kind,
@@ -275,10 +275,10 @@ def test_the_walks_incremental_key_is_polyglots_key() -> None:
 # ---------------------------------------------------------------------------- the bytes and the cache
 def test_polyglot_rows_are_sorted_and_their_order_does_not_matter() -> None:
     rows = [(5, 0x0111, 3), (2, 0x0222, 1), (5, 0x0010, 7), (5, 0x0333, 7), (9, 0x0001, 70_000)]
-    data = book_build.encode_rows(rows)
+    data = book_lines.encode_rows(rows)
     shuffled = rows[:]
     random.Random(3).shuffle(shuffled)
-    assert book_build.encode_rows(shuffled) == data
+    assert book_lines.encode_rows(shuffled) == data
     unpacked = [struct.unpack_from(">QHHI", data, i) for i in range(0, len(data), 16)]
     assert unpacked == [(2, 0x0222, 1, 0), (5, 0x0010, 7, 0), (5, 0x0333, 7, 0), (5, 0x0111, 3, 0),
                         (9, 0x0001, 0xFFFF, 0)]

@@ -9,7 +9,7 @@ import chess.polyglot
 
 from engine.book import Book, BookSettings
 from tools import bookdepth
-from tools.book_build import encode_rows, polyglot_move
+from tools.book_lines import encode_rows, polyglot_move
 
 PGN = """[White "umax-deep"]
 [Black "Fairy-Max"]
