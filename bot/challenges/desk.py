@@ -1,28 +1,32 @@
 """The challenge desk: incoming challenges answered one at a time, and the queue of those waiting for a slot.
 
-The runner (bot/process/runner.py) hands it what the event stream says: a new challenge (`offer`), a
-withdrawn one (`cancel`), and that a slot may have freed or the bot stops (`wake`). The desk's own
-thread answers them in order: one request at a time on that endpoint, and a 429 pause holds only this
-thread, never the games. Whether to accept is bot/challenges/policy.py's decision; the slot is taken
-with it, under the slots' lock (bot/challenges/slots.py), so a burst of challenges cannot overshoot.
+The desk is state that the runner's control loop advances (bot/process/runner.py): the loop tells it
+what the event stream says (`offer` a new challenge, `cancel` a withdrawn one), asks it for the next
+answer to send (`next_job`), hands that to the answer sender (`AnswerSender`, the one thread that
+posts accepts and declines, one at a time, so that a 429 pause holds only it), and tells it how the
+POST went (`done`). Nothing here runs a thread or waits: the clock is the caller's `now`. Whether to
+accept is bot/challenges/policy.py's decision; the slot is taken with it, under the slots' lock
+(bot/challenges/slots.py), before the POST, so a burst of challenges cannot overshoot.
 
 When every slot is taken, an acceptable challenge waits in the queue (`challenge.queue_size`, oldest
 first) instead of being declined: it is accepted as soon as a slot frees, leaves the queue when the
 challenger withdraws it, and is declined `later` only when the queue is full or it has waited
-`challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped.
+`challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped. An answer
+that did not reach the server is sent again after a wait (a deadline, not a timer), a few times.
 
 The queue's decisions (which challenge next, has it waited too long, does it wait, is an answer sent
 again) are the plain functions at the top, tested without a thread or a socket
-(tests/bot/challenges/test_desk.py); the class holds the state, the lock and the requests.
+(tests/bot/challenges/test_desk.py).
 """
 
 from __future__ import annotations
 
 import collections
 import logging
+import queue
 import threading
-import time
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 from bot.challenges.policy import Decision, decide, describe, is_correspondence
@@ -114,104 +118,137 @@ def games_by_user(running: Mapping[str, str], accepted_from: Mapping[str, str], 
 
 
 class Claims(Protocol):
-    """Where accepted correspondence challenges are counted (bot/games/correspondence.py)."""
+    """Where accepted challenges are counted: the game slots, or the correspondence games."""
 
     def claim(self, cid: str, decide_with: Callable[[int], Decision]) -> Decision: ...
 
     def unclaim(self, cid: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class Job:
+    """One answer to post: accept, or decline with Lichess's reason key."""
+
+    challenge: Challenge
+    decision: Decision
+    queued_at: float | None = None  # it waited in the queue (monotonic seconds), None: a new one
+
+    @property
+    def cid(self) -> str:
+        return str(self.challenge.get("id"))
+
+
+# How a POST went (`Outcome.kind`).
+SENT = "sent"
+PAUSED = "paused"  # answered 429: the same answer again once the pause is over
+STOPPED = "stopped"  # the bot stops: left to the next start
+REFUSED = "refused"  # 4xx: the challenge is gone, or the answer not allowed
+QUOTA = "quota"  # Lichess's daily quota of games between bots
+FAILED = "failed"  # never reached the server (5xx, no connection) after the client's retries
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str
+    error: str = ""
+    quota_s: float = 0.0  # QUOTA: seconds until the quota allows a game again
+    quota_ours: bool = False  # QUOTA: our quota (429), not the challenger's (400)
+
+
 class Desk:
-    """Answers incoming challenges in its own thread; holds the queue (see the module docstring).
+    """The incoming challenges' state (see the module docstring), owned by the runner's loop.
 
     `games_now()` gives the games as the runner sees them: opponent by game id of those running and
     not over, and the ids of those over (for challenge.max_games_per_user)."""
 
-    def __init__(self, cfg: ChallengeConfig, li: Lichess, slots: Slots, correspondence: Claims,
-                 quota: BotQuota, *, backoff_max_s: float, stop: threading.Event,
-                 no_new_games: threading.Event, games_now: Callable[[], tuple[dict[str, str], set[str]]]):
-        self.cfg, self.li, self.slots, self.correspondence, self.quota = cfg, li, slots, correspondence, quota
+    def __init__(self, cfg: ChallengeConfig, slots: Slots, correspondence: Claims, quota: BotQuota, *,
+                 backoff_max_s: float, no_new_games: threading.Event,
+                 games_now: Callable[[], tuple[dict[str, str], set[str]]]):
+        self.cfg, self.slots, self.correspondence, self.quota = cfg, slots, correspondence, quota
         self.backoff_max_s = backoff_max_s
-        self.stop, self.no_new_games, self.games_now = stop, no_new_games, games_now
-        self._cv = threading.Condition()  # guards the inbox, the queue, the cancelled and seen ids
+        self.no_new_games, self.games_now = no_new_games, games_now
         self._inbox: collections.deque[Challenge] = collections.deque()  # new challenges, in order
         # Acceptable challenges waiting for a free slot, oldest first: (challenge, monotonic time queued).
         self.queue: collections.deque[tuple[Challenge, float]] = collections.deque()
+        self.waiting: tuple[str, ...] = ()  # the queue's ids, published for other threads (the console)
+        self._first: collections.deque[Job] = collections.deque()  # answers due before any new decision
+        self._again: list[tuple[float, Challenge]] = []  # (when, challenge): answers to send again
         self._cancelled: set[str] = set()
         self._seen: set[str] = set()  # challenge ids queued or answered
         self._failed_answers: collections.Counter[str] = collections.Counter()  # challenge id -> failures
+        self.in_flight: Job | None = None  # the answer the sender is posting
         self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
-        # Accepted challenges -> the challenger's id, while the slot is held (the desk thread's own).
+        # Accepted challenges -> the challenger's id, while the slot is held.
         self._accepted_from: dict[str, str] = {}
 
-    # ------------------------------------------------------------ what the runner tells it
-
-    def start(self) -> None:
-        threading.Thread(target=self._run, name="challenges", daemon=True).start()
+    # ------------------------------------------------------------ what the loop tells it
 
     def offer(self, ch: Challenge) -> None:
         """A challenge to us from the event stream; one sent again on a reconnect is left alone."""
-        with self._cv:
-            if ch.get("id") in self._seen:
-                return  # sent again on reconnect: already answered or waiting for its answer
-            self._seen.add(str(ch.get("id")))  # the runner let only challenges with a usable id in
-            self._inbox.append(ch)
-            self._cv.notify()
+        if ch.get("id") in self._seen:
+            return  # sent again on reconnect: already answered or waiting for its answer
+        self._seen.add(str(ch.get("id")))  # the runner let only challenges with a usable id in
+        self._inbox.append(ch)
 
     def cancel(self, cid: str) -> None:
         """The challenger withdrew it: never answered, and out of the queue."""
-        with self._cv:
-            self._cancelled.add(cid)
-            waiting = [item for item in self.queue if item[0].get("id") != cid]
-            if len(waiting) < len(self.queue):
-                log.info("challenge %s leaves the queue", cid)
-                self.queue = collections.deque(waiting)
-
-    def wake(self) -> None:
-        """A slot may have freed, or the bot stops: look at the queue again now."""
-        with self._cv:
-            self._cv.notify_all()
+        self._cancelled.add(cid)
+        waiting = [item for item in self.queue if item[0].get("id") != cid]
+        if len(waiting) < len(self.queue):
+            log.info("challenge %s leaves the queue", cid)
+            self.queue = collections.deque(waiting)
+            self._publish()
 
     def queued(self) -> list[str]:
-        """The ids of the challenges waiting for a slot, oldest first."""
-        with self._cv:
-            return [str(ch.get("id")) for ch, _ in self.queue]
+        """The ids of the challenges waiting for a slot, oldest first (any thread)."""
+        return list(self.waiting)
 
-    # ------------------------------------------------------------ the thread
+    def idle(self) -> bool:
+        """Every challenge offered has had its answer, or was withdrawn: none new, in flight, queued
+        or waiting to be sent again."""
+        new = [ch for ch in self._inbox if ch.get("id") not in self._cancelled]
+        return not (new or self.queue or self._first or self._again or self.in_flight)
 
-    def _run(self) -> None:
-        """Answers challenges one at a time, in order. A queued challenge goes first once a slot is
-        free; one queued too long is declined."""
-        while not self.stop.is_set():
-            with self._cv:
-                item = self._next()
-                while item is None and not self.stop.is_set():
-                    self._cv.wait(0.5)
-                    item = self._next()
-                if item is None:
-                    return
+    # ------------------------------------------------------------ the next answer
+
+    def next_job(self, now: float) -> Job | None:
+        """The next answer to post, or None (one is being posted, or none is due). Decides with the
+        slots as they are now, taking a slot for an accept; challenges that must wait are queued on
+        the way."""
+        if self.in_flight is not None:
+            return None
+        self._take_due_again(now)
+        job = self._first.popleft() if self._first else self._decide_next(now)
+        self.in_flight = job
+        self._publish()
+        return job
+
+    def _decide_next(self, now: float) -> Job | None:
+        while (item := self._next(now)) is not None:
             ch, queued_at = item
-            try:
-                if queued_at is not None and waited_too_long(queued_at, time.monotonic(),
-                                                             self.cfg.queue_max_wait_s):
-                    self._decline_stale(ch)
-                    continue
-                answered = self._answer(ch, queued_at)
-            except Exception:  # noqa: BLE001 - a bug with one challenge must not stop all answers
-                log.exception("challenge %s: error while answering; skipped", ch.get("id"))
-                answered = True
-            if not answered:
-                with self._cv:
-                    if queued_at is None:
-                        self._inbox.appendleft(ch)  # answered again once the 429 pause is over
-                    else:
-                        self.queue.appendleft((ch, queued_at))
+            if queued_at is not None and waited_too_long(queued_at, now, self.cfg.queue_max_wait_s):
+                cid = str(ch.get("id"))
+                decision = stale(self.cfg.queue_max_wait_s)
+                log.info("challenge %s: %s", cid, decision)
+                self.answers[cid] = decision
+                return Job(ch, decision, queued_at)
+            decision = self._decide(ch)
+            if self._queue(ch, decision, queued_at, now):
+                continue
+            log.info("challenge %s: %s", _summary(ch), decision)
+            cid = str(ch.get("id"))
+            self.answers[cid] = decision
+            if decision.accept:
+                challenger = ch.get("challenger") or {}
+                self._accepted_from[cid] = str(challenger.get("id") or challenger.get("name") or "").lower()
+            return Job(ch, decision, queued_at)
+        return None
 
-    def _next(self) -> Item | None:
+    def _next(self, now: float) -> Item | None:
         """The oldest queued challenge if it goes first, else the next new one; withdrawn challenges
-        are dropped on the way. The caller holds `_cv`."""
-        if self.queue and queued_goes_first(self.queue[0][1], self.slots.free(), time.monotonic(),
-                                            self.cfg.queue_max_wait_s):
+        are dropped on the way."""
+        max_wait_s = self.cfg.queue_max_wait_s
+        if self.queue and queued_goes_first(self.queue[0][1], self.slots.free(), now, max_wait_s):
             return self.queue.popleft()
         while self._inbox:
             ch = self._inbox.popleft()
@@ -219,135 +256,174 @@ class Desk:
                 return ch, None
         return None
 
-    def _decline_stale(self, ch: Challenge) -> None:
-        cid = str(ch.get("id"))
-        decision = stale(self.cfg.queue_max_wait_s)
-        log.info("challenge %s: %s", cid, decision)
-        self.answers[cid] = decision
-        self._send_decline(cid, decision)
-
-    def _queue(self, ch: Challenge, decision: Decision, queued_at: float | None) -> bool:
-        """Keep a challenge that was declined only for want of a slot; False when it does not wait.
-        The caller holds no lock."""
-        with self._cv:
-            if not waits(decision, queued_at is not None, len(self.queue), self.cfg.queue_size):
-                return False
-            if queued_at is not None:
-                self.queue.appendleft((ch, queued_at))  # its turn came and went: it stays first
-                return True
-            self.queue.append((ch, time.monotonic()))
-            position = len(self.queue)
-        log.info("challenge %s: every game slot is taken; waiting in the queue (%d of at most %d)",
-                 ch.get("id"), position, self.cfg.queue_size)
-        return True
-
-    # ------------------------------------------------------------ answering
-
-    def _answer(self, ch: Challenge, queued_at: float | None = None) -> bool:
-        """Decide and send the answer; False when it must be sent again (HTTP 429). `queued_at` is set
-        for a challenge that waited in the queue."""
+    def _decide(self, ch: Challenge) -> Decision:
+        """Accept or decline, the slot taken with an accept; an unjudgeable challenge is declined."""
         cid = str(ch.get("id"))
         try:
-            summary = describe(ch)
+            if self.no_new_games.is_set():  # draining: the challenger may try again after the restart
+                return Decision(False, "later", "stopping", "the bot takes no new games before it exits")
             blocked_s = self.quota.remaining()
             by_user = self._games_by_user()
             claim = self.correspondence.claim if is_correspondence(ch) else self.slots.claim
-            if self.no_new_games.is_set():  # draining: the challenger may try again after the restart
-                decision = Decision(False, "later", "stopping", "the bot takes no new games before it exits")
-            else:
-                decision = claim(cid, lambda busy: decide(ch, self.cfg, busy, blocked_s, by_user))
+            return claim(cid, lambda busy: decide(ch, self.cfg, busy, blocked_s, by_user))
         except (AttributeError, TypeError, ValueError, ArithmeticError) as e:
             # Fields of the wrong type (a text clock, a list for a user): a challenge nobody can judge
             # is declined, so the challenger still gets an answer.
-            summary = cid
-            decision = Decision(False, "generic", "challenge", f"unreadable challenge ({type(e).__name__}: "
-                                f"{str(e)[:80]})")
-        if self._queue(ch, decision, queued_at):
-            return True
-        log.info("challenge %s: %s", summary, decision)
-        self.answers[cid] = decision
-        if decision.accept:
-            challenger = ch.get("challenger") or {}
-            self._accepted_from[cid] = str(challenger.get("id") or challenger.get("name") or "").lower()
-        try:
-            if decision.accept:
-                self.li.accept(cid)
-            else:
-                self.li.decline(cid, decision.reason or "generic")
-        except QuotaReached as e:
-            self._undo(cid, decision)
-            self._quota_reached(cid, e)
-        except RateLimited as e:
-            log.warning("challenge %s: %s; answering again after the pause", cid, e)
-            self._undo(cid, decision)
+            return Decision(False, "generic", "challenge", f"unreadable challenge ({type(e).__name__}: "
+                            f"{str(e)[:80]})")
+
+    def _queue(self, ch: Challenge, decision: Decision, queued_at: float | None, now: float) -> bool:
+        """Keep a challenge that was declined only for want of a slot; False when it does not wait."""
+        if not waits(decision, queued_at is not None, len(self.queue), self.cfg.queue_size):
             return False
-        except Stopped:
-            self._undo(cid, decision)
+        if queued_at is not None:
+            self.queue.appendleft((ch, queued_at))  # its turn came and went: it stays first
             return True
-        except ClientError as e:
-            self._undo(cid, decision)
-            if queued_at is not None and decision.accept:  # expired or withdrawn while it waited
-                log.info("challenge %s: no longer open on the server (%s); dropped", cid, e)
-            else:
-                log.warning("challenge %s: answer failed (%s)", cid, e)
-        except LichessError as e:
-            self._undo(cid, decision)
-            self._answer_again_later(ch, e)
+        self.queue.append((ch, now))
+        log.info("challenge %s: every game slot is taken; waiting in the queue (%d of at most %d)",
+                 ch.get("id"), len(self.queue), self.cfg.queue_size)
         return True
 
-    def _answer_again_later(self, ch: Challenge, e: LichessError) -> None:
-        """An answer that did not reach the server: the challenge goes back to the desk after a wait,
-        a few times; then a resend of it by the event stream (when it reconnects) is taken again."""
+    def _take_due_again(self, now: float) -> None:
+        """Answers whose wait after a failure is over go back to the inbox (unless withdrawn)."""
+        due = [ch for at, ch in self._again if at <= now]
+        self._again = [(at, ch) for at, ch in self._again if at > now]
+        self._inbox.extend(ch for ch in due if ch.get("id") not in self._cancelled)
+
+    def wake_at(self) -> float | None:
+        """When `next_job` may have an answer without news from outside: an answer to send again, or
+        the oldest queued challenge's `queue_max_wait_s`."""
+        times = [at for at, _ in self._again]
+        if self.queue:
+            times.append(self.queue[0][1] + self.cfg.queue_max_wait_s)
+        return min(times, default=None)
+
+    # ------------------------------------------------------------ how the POST went
+
+    def done(self, job: Job, outcome: Outcome, now: float) -> None:
+        """The sender's word on `job`: undo what a failed accept took, and plan what follows."""
+        self.in_flight = None
+        cid = job.cid
+        if outcome.kind == SENT:
+            return
+        self._undo(cid, job.decision)
+        if outcome.kind == PAUSED:
+            log.warning("challenge %s: %s; answering again after the pause", cid, outcome.error)
+            if job.queued_at is None:
+                self._inbox.appendleft(job.challenge)
+            else:
+                self.queue.appendleft((job.challenge, job.queued_at))
+        elif outcome.kind == QUOTA:
+            self._quota_reached(job, outcome)
+        elif outcome.kind == REFUSED:
+            if job.queued_at is not None and job.decision.accept:  # expired or withdrawn while it waited
+                log.info("challenge %s: no longer open on the server (%s); dropped", cid, outcome.error)
+            else:
+                log.warning("challenge %s: answer failed (%s)", cid, outcome.error)
+        elif outcome.kind == FAILED:
+            self._answer_again_later(job.challenge, outcome.error, now)
+        self._publish()
+
+    def _answer_again_later(self, ch: Challenge, error: str, now: float) -> None:
+        """An answer that did not reach the server goes again after a wait, a few times; then a resend
+        of the challenge by the event stream (when it reconnects) is taken again."""
         cid = str(ch.get("id"))
         self._failed_answers[cid] += 1
-        delay = answer_again_in(self._failed_answers[cid], self.stop.is_set(), self.backoff_max_s)
+        delay = answer_again_in(self._failed_answers[cid], self.no_new_games.is_set(), self.backoff_max_s)
         if delay is None:
-            log.warning("challenge %s: answer failed (%s); left to the event stream's next resend", cid, e)
-            with self._cv:
-                self._seen.discard(cid)
+            log.warning("challenge %s: answer failed (%s); left to the event stream's next resend", cid,
+                        error)
+            self._seen.discard(cid)
             return
-        log.warning("challenge %s: answer failed (%s); answering again in %.1f s", cid, e, delay)
+        log.warning("challenge %s: answer failed (%s); answering again in %.1f s", cid, error, delay)
+        self._again.append((now + delay, ch))
 
-        def again() -> None:
-            with self._cv:
-                if cid not in self._cancelled:
-                    self._inbox.append(ch)
-                    self._cv.notify()
-
-        timer = threading.Timer(delay, again)
-        timer.daemon = True
-        timer.start()
+    def _quota_reached(self, job: Job, outcome: Outcome) -> None:
+        """Lichess refused the game for its daily quota of games between bots. Asking again would
+        only be refused again: the challenge gets `later`, and while our own quota is used up every
+        bot's challenge does too (humans are still accepted)."""
+        if outcome.quota_ours:
+            self.quota.block(outcome.quota_s)
+        whose = "our" if outcome.quota_ours else "the challenger's"
+        log.warning("challenge %s: Lichess refuses the game: %s daily quota of games against bots is used "
+                    "up for %.0f s (%s); declining it with 'later'", job.cid, whose, outcome.quota_s,
+                    outcome.error)
+        decision = Decision(False, "later", "lichess.bot_games_per_day", f"{whose} quota is used up")
+        self.answers[job.cid] = decision
+        self._first.append(Job(job.challenge, decision))
 
     def _games_by_user(self) -> collections.Counter[str]:
         """The opponents of the games in progress (running, or accepted and not started yet), by lower-
         case user id: challenge.max_games_per_user counts them."""
         running, over = self.games_now()
-        held = {cid for cid in list(self._accepted_from) if self.slots.holds(cid)}
+        held = {cid for cid in self._accepted_from if self.slots.holds(cid)}
         users, forget = games_by_user(running, self._accepted_from, held, over)
         for cid in forget:
             del self._accepted_from[cid]
         return users
 
-    def _send_decline(self, cid: str, decision: Decision) -> None:
-        try:
-            self.li.decline(cid, decision.reason or "generic")
-        except LichessError as e:
-            log.warning("challenge %s: decline failed (%s)", cid, e)
-
-    def _quota_reached(self, cid: str, e: QuotaReached) -> None:
-        """Lichess refused the game for its daily quota of games between bots. Asking again would
-        only be refused again: the challenge gets `later`, and while our own quota is used up every
-        bot's challenge does too (humans are still accepted)."""
-        if e.ours:
-            self.quota.block(e.seconds)
-        whose = "our" if e.ours else "the challenger's"
-        log.warning("challenge %s: Lichess refuses the game: %s daily quota of games against bots is used "
-                    "up for %.0f s (%s); declining it with 'later'", cid, whose, e.seconds, e)
-        decision = Decision(False, "later", "lichess.bot_games_per_day", f"{whose} quota is used up")
-        self.answers[cid] = decision
-        self._send_decline(cid, decision)
-
     def _undo(self, cid: str, decision: Decision) -> None:
         if decision.accept:
             self.slots.release(cid)
             self.correspondence.unclaim(cid)
+
+    def _publish(self) -> None:
+        self.waiting = tuple(str(ch.get("id")) for ch, _ in self.queue)
+
+
+def _summary(ch: Challenge) -> str:
+    try:
+        return describe(ch)
+    except (AttributeError, TypeError, ValueError, ArithmeticError):
+        return str(ch.get("id"))
+
+
+# ---------------------------------------------------------------- the sender
+
+
+def post_answer(li: Lichess, job: Job) -> Outcome:
+    """Post one answer; how it went (never raises for what the server does)."""
+    try:
+        if job.decision.accept:
+            li.accept(job.cid)
+        else:
+            li.decline(job.cid, job.decision.reason or "generic")
+    except QuotaReached as e:
+        return Outcome(QUOTA, str(e), quota_s=e.seconds, quota_ours=e.ours)
+    except RateLimited as e:
+        return Outcome(PAUSED, str(e))
+    except Stopped as e:
+        return Outcome(STOPPED, str(e))
+    except ClientError as e:
+        return Outcome(REFUSED, str(e))
+    except LichessError as e:
+        return Outcome(FAILED, str(e))
+    return Outcome(SENT)
+
+
+class AnswerSender:
+    """The thread that posts the desk's answers, one at a time (`send`), and posts back `(job, outcome)`
+    through `answered`: a 429 pause or a retry holds only this thread, never the loop."""
+
+    def __init__(self, li: Lichess, answered: Callable[[Job, Outcome], None], stop: threading.Event):
+        self.li, self._answered, self._stop = li, answered, stop
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+
+    def start(self) -> None:
+        threading.Thread(target=self._run, name="challenges", daemon=True).start()
+
+    def send(self, job: Job) -> None:
+        self._jobs.put(job)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                job = self._jobs.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            try:
+                outcome = post_answer(self.li, job)
+            except Exception as e:  # noqa: BLE001 - a bug with one answer must not stop all answers
+                log.exception("challenge %s: error while answering; skipped", job.cid)
+                outcome = Outcome(REFUSED, f"{type(e).__name__}")
+            self._answered(job, outcome)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from bot.wire import Event
 
 if TYPE_CHECKING:
+    from bot.challenges.desk import Job, Outcome
     from bot.games.game import Game
 
 T = TypeVar("T")
@@ -48,6 +49,13 @@ class SlotFreed:
 
 
 @dataclass(frozen=True)
+class Answered:
+    """The answer sender posted a challenge's answer (bot/challenges/desk.py): how it went."""
+    job: Job
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
 class ReservationExpired:
     """An accepted challenge's game never started for the bot (bot/challenges/reservations.py)."""
     challenge_id: str
@@ -67,7 +75,7 @@ class Call:
     done: concurrent.futures.Future[Any] = field(default_factory=concurrent.futures.Future)
 
 
-Message = EventLine | GameEnded | SlotFreed | ReservationExpired | StopAsked | Call
+Message = EventLine | GameEnded | SlotFreed | Answered | ReservationExpired | StopAsked | Call
 
 
 class Inbox:

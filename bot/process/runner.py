@@ -62,7 +62,7 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.challenges.desk import Desk
+from bot.challenges.desk import AnswerSender, Desk
 from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.policy import is_correspondence
 from bot.challenges.slots import Slots
@@ -84,6 +84,7 @@ from bot.lichess import (
 from bot.process.arenas import PAUSED, Membership, still_in
 from bot.process.cores import usable_cores
 from bot.process.inbox import (
+    Answered,
     Call,
     EventLine,
     GameEnded,
@@ -172,10 +173,13 @@ class Runner:
         self.correspondence = Correspondence(
             self.li, cfg.game.correspondence_checkin_s, stop=self.stop,
             visit=lambda gid: self.inbox.call(lambda: self._visit(gid), False))
-        # Incoming challenges: answered, or queued for a slot, by bot/challenges/desk.py's thread.
-        self.desk = Desk(cfg.challenge, self.li, self.slots, self.correspondence, self.bot_quota,
-                         backoff_max_s=cfg.network.backoff_max_s, stop=self.stop,
-                         no_new_games=self.no_new_games, games_now=self._games_now)
+        # Incoming challenges: decided, or queued for a slot, by the desk (state the loop advances);
+        # the answers posted one at a time by the sender's thread, which tells the loop how each went.
+        self.desk = Desk(cfg.challenge, self.slots, self.correspondence, self.bot_quota,
+                         backoff_max_s=cfg.network.backoff_max_s, no_new_games=self.no_new_games,
+                         games_now=self._games_now)
+        self.answer_sender = AnswerSender(
+            self.li, lambda job, outcome: self.inbox.post(Answered(job, outcome)), stop=self.stop)
         # Lichess arenas the bot is in (joined from the config or the console, or shown by a game's
         # tournamentId): a slot is kept for their games while there is one.
         self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
@@ -257,7 +261,6 @@ class Runner:
         """No game of ours starts from now on: the desk declines, the matchmaker cancels and ends."""
         self._matchmaking_off.set()
         self.no_new_games.set()
-        self.desk.wake()
         if self.matchmaker is not None:
             self.matchmaker.wake()
 
@@ -289,7 +292,7 @@ class Runner:
                 return self.exit_code
             self._resume_games()
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
-            self.desk.start()
+            self.answer_sender.start()
             self.correspondence.start()
             threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
             if self.on_ready is not None:
@@ -306,9 +309,10 @@ class Runner:
     def _control_loop(self) -> None:
         """One message at a time until a stop: the only place the runner's state changes once it plays."""
         while not self.stop.is_set():
-            message = self.inbox.next(LOOP_TICK_S)
+            message = self.inbox.next(self._wait_s())
             if message is not None:
                 self.handle(message)
+            self._advance_desk()
             if self._drained():
                 self.request_stop("every game is over")
         # What came before the stop is carried out still (a game that ended: its chat outbox is waited
@@ -320,6 +324,17 @@ class Runner:
         self._no_new_games()
         self._leave_arenas()
 
+    def _wait_s(self) -> float:
+        """How long the loop may wait for a message: the tick, or less when the desk has a deadline."""
+        due = self.desk.wake_at()
+        return LOOP_TICK_S if due is None else min(LOOP_TICK_S, max(0.0, due - time.monotonic()))
+
+    def _advance_desk(self) -> None:
+        """The desk's next answer, if one is due and none is being posted, to the sender."""
+        job = self.desk.next_job(time.monotonic())
+        if job is not None:
+            self.answer_sender.send(job)
+
     def handle(self, message: Message) -> None:
         """Carry out one message of the inbox (the loop's thread; tests feed it by hand)."""
         try:
@@ -329,6 +344,8 @@ class Runner:
                 self._game_ended(message.game)
             elif isinstance(message, SlotFreed):
                 self._slot_freed()
+            elif isinstance(message, Answered):
+                self.desk.done(message.job, message.outcome, time.monotonic())
             elif isinstance(message, ReservationExpired):
                 self._ask_what_became_of(message.challenge_id)
             elif isinstance(message, StopAsked):
@@ -544,8 +561,7 @@ class Runner:
             mm.on_canceled(ch)
 
     def _slot_freed(self) -> None:
-        """A slot may have freed: the desk's queue and the matchmaker look again."""
-        self.desk.wake()
+        """A slot may have freed: the matchmaker looks again (the desk does after every message)."""
         if self.matchmaker is not None:
             self.matchmaker.wake()
 

@@ -1,5 +1,6 @@
-"""The challenge desk (bot/challenges/desk.py): its queue decisions as plain functions (no thread, no server),
-then the Desk itself answering through a real client on the sandbox."""
+"""The challenge desk (bot/challenges/desk.py): its queue decisions as plain functions, the Desk as
+state on a fake clock (no thread, no server), then the answer sender's POSTs through a real client on
+the sandbox."""
 
 from __future__ import annotations
 
@@ -11,9 +12,17 @@ import pytest
 from bot.challenges.desk import (
     ANSWER_AGAIN,
     ANSWER_AGAIN_S,
+    FAILED,
+    PAUSED,
+    QUOTA,
+    REFUSED,
+    SENT,
     Desk,
+    Job,
+    Outcome,
     answer_again_in,
     games_by_user,
+    post_answer,
     queued_goes_first,
     stale,
     waited_too_long,
@@ -22,7 +31,6 @@ from bot.challenges.desk import (
 from bot.challenges.policy import accept, decline
 from bot.challenges.slots import Slots
 from bot.config import config_from_dict
-from bot.games.correspondence import Correspondence
 from bot.lichess import BotQuota, Lichess
 from bot.sandbox import Sandbox, wire
 
@@ -112,36 +120,118 @@ def test_games_by_user_of_nothing_is_nothing():
 
 
 
-# ---------------------------------------------------------------- the Desk, against the sandbox
+# ---------------------------------------------------------------- the Desk as state, on a fake clock
 
 
-def test_the_desk_queues_for_a_slot_forgets_a_withdrawn_challenge_and_accepts_when_a_slot_frees():
+class NoCorrespondence:
+    """The correspondence claims of a desk whose tests send none."""
+
+    def claim(self, cid, decide_with):
+        raise AssertionError(f"{cid} is not a correspondence challenge")
+
+    def unclaim(self, cid):
+        pass
+
+
+def challenge(cid: str, user: str = "alice") -> dict:
+    return {"id": cid, "challenger": {"id": user, "name": user, "rating": 1500},
+            "variant": {"key": "standard"}, "speed": "blitz", "rated": False, "color": "random",
+            "timeControl": {"type": "clock", "limit": 180, "increment": 2}}
+
+
+def new_desk(concurrency: int = 1, **challenge_cfg) -> tuple[Desk, Slots, BotQuota]:
+    cfg = config_from_dict({"challenge": {"concurrency": concurrency, **challenge_cfg},
+                            "network": {"backoff_max_s": 2.0}})
+    slots, quota = Slots(concurrency), BotQuota()
+    desk = Desk(cfg.challenge, slots, NoCorrespondence(), quota, backoff_max_s=2.0,
+                no_new_games=threading.Event(), games_now=lambda: ({}, set()))
+    return desk, slots, quota
+
+
+def test_one_answer_at_a_time_then_queued_for_a_slot_withdrawn_dropped_accepted_when_a_slot_frees():
+    desk, slots, _ = new_desk(concurrency=1, queue_size=2)
+    slots.hold("Busy0001")  # a game holds the only slot
+    for ch in [challenge("Ch000001", "dora"), challenge("Ch000002", "bob")] * 2:  # again: a reconnect
+        desk.offer(ch)
+    assert desk.next_job(0.0) is None and desk.queued() == ["Ch000001", "Ch000002"]
+    desk.cancel("Ch000002")
+    assert desk.queued() == ["Ch000001"]
+    slots.release("Busy0001")
+    job = desk.next_job(1.0)
+    assert job is not None and job.cid == "Ch000001" and job.decision.accept and slots.holds("Ch000001")
+    desk.offer(challenge("Ch000003", "eve"))
+    assert desk.next_job(1.0) is None  # one answer at a time: the first is still being posted
+    desk.done(job, Outcome(SENT), 1.5)
+    later = desk.next_job(1.5)  # the slot is the first's now: eve waits in the queue
+    assert later is None and desk.queued() == ["Ch000003"] and "Ch000002" not in desk.answers
+    assert desk.idle() is False
+
+
+def test_a_queued_challenge_is_declined_later_at_its_deadline_not_before():
+    desk, slots, _ = new_desk(concurrency=1, queue_max_wait_s=30)
+    slots.hold("Busy0001")
+    desk.offer(challenge("Ch000001"))
+    assert desk.next_job(100.0) is None and desk.wake_at() == 130.0
+    assert desk.next_job(130.0) is None  # exactly the limit: still waiting
+    job = desk.next_job(130.5)
+    assert job is not None and job.decision.reason == "later"
+    assert job.decision.rule == "challenge.queue_max_wait_s"
+
+
+def test_an_answer_held_by_a_429_is_the_next_one_sent_and_its_slot_given_back_meanwhile():
+    desk, slots, _ = new_desk(concurrency=1)
+    desk.offer(challenge("Ch000001"))
+    desk.offer(challenge("Ch000002", "bob"))
+    job = desk.next_job(0.0)
+    desk.done(job, Outcome(PAUSED, "paused"), 0.1)
+    assert not slots.holds("Ch000001")
+    again = desk.next_job(0.2)
+    assert again is not None and again.cid == "Ch000001" and again.decision.accept
+
+
+def test_a_lost_answer_goes_again_after_its_wait_a_few_times_then_is_left_to_the_stream():
+    desk, _, _ = new_desk(concurrency=4)
+    desk.offer(challenge("Ch000001"))
+    now = 0.0
+    for failure in range(1, ANSWER_AGAIN + 1):
+        job = desk.next_job(now)
+        assert job is not None and job.cid == "Ch000001"
+        desk.done(job, Outcome(FAILED, "502"), now)
+        delay = answer_again_in(failure, False, 2.0)
+        assert desk.wake_at() == now + delay and desk.next_job(now + delay - 0.01) is None
+        now += delay
+    last = desk.next_job(now)
+    desk.done(last, Outcome(FAILED, "502"), now)
+    assert desk.wake_at() is None and desk.idle()
+    desk.offer(challenge("Ch000001"))  # the event stream's resend after a reconnect is taken again
+    assert desk.next_job(now).cid == "Ch000001"
+
+
+def test_our_quota_used_up_declines_later_and_blocks_every_bots_challenge():
+    desk, slots, quota = new_desk(concurrency=2)
+    desk.offer(challenge("Ch000001"))
+    job = desk.next_job(0.0)
+    desk.done(job, Outcome(QUOTA, "429", quota_s=600.0, quota_ours=True), 0.1)
+    assert quota.remaining() > 500 and not slots.holds("Ch000001")
+    decline_job = desk.next_job(0.2)
+    assert decline_job.cid == "Ch000001" and decline_job.decision.reason == "later"
+    assert desk.answers["Ch000001"].rule == "lichess.bot_games_per_day"
+
+
+# ---------------------------------------------------------------- the sender, against the sandbox
+
+
+def test_post_answer_accepts_and_says_how_a_refused_answer_went():
     with Sandbox(keepalive_s=1.0) as sb:
-        cfg = config_from_dict({"token": sb.token, "url": sb.url, "network": {"retries": 0},
-                                "challenge": {"concurrency": 1, "queue_size": 2}})
+        cfg = config_from_dict({"token": sb.token, "url": sb.url, "network": {"retries": 0}})
         li = Lichess(cfg.token, cfg.url, cfg.network)
-        stop, no_new_games = threading.Event(), threading.Event()
-        slots = Slots(1)
-        slots.hold("Busy0001")  # a game holds the only slot
-        desk = Desk(cfg.challenge, li, slots, Correspondence(li, 60.0, visit=lambda gid: False, stop=stop),
-                    BotQuota(), backoff_max_s=1.0, stop=stop, no_new_games=no_new_games,
-                    games_now=lambda: ({}, set()))
         first, withdrawn = sb.send_challenge("dora"), sb.send_challenge("bob")
+        sb.cancel_challenge(withdrawn)
         with sb.world.cond:  # each challenge as the event stream sends it
-            sent = [wire.challenge_json(sb.world.get_challenge(cid), sb.url) for cid in (first, withdrawn)]
-        desk.start()
-        try:
-            for ch in sent + sent:  # the second time: sent again on a reconnect, and left alone
-                desk.offer(ch)
-            assert sb.wait_until(lambda: desk.queued() == [first, withdrawn], timeout=10)
-            desk.cancel(withdrawn)
-            assert desk.queued() == [first]
-            assert sb.challenge(first).status == "created"  # waiting, unanswered
-            slots.release("Busy0001")
-            assert sb.wait_challenge_answered(first, timeout=10) == "accepted"
-            assert desk.answers[first].accept and desk.queued() == []
-            assert slots.holds(first)  # the accepted challenge took the slot
-            assert withdrawn not in desk.answers and not sb.requests(rf"/api/challenge/{withdrawn}/")
-            assert len(sb.requests(rf"/api/challenge/{first}/accept")) == 1
-        finally:
-            stop.set()
+            sent = {cid: wire.challenge_json(sb.world.get_challenge(cid), sb.url)
+                    for cid in (first, withdrawn)}
+        yes = accept("challenge", "test")
+        assert post_answer(li, Job(sent[first], yes)) == Outcome(SENT)
+        assert sb.wait_challenge_answered(first) == "accepted"
+        refused = post_answer(li, Job(sent[withdrawn], yes))
+        assert refused.kind == REFUSED and "canceled" in refused.error  # lila: 400

@@ -40,6 +40,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.challenges.desk import post_answer
 from bot.config import config_from_dict
 from bot.games import rules
 from bot.games.game import Game
@@ -594,20 +595,19 @@ def new_runner() -> tuple[Runner, FakeEventServer, list[Any]]:
     runner = Runner(config_from_dict({"challenge": {"concurrency": 64}}), warm_up=False)
     runner.me = ME
     server = FakeEventServer()
-    runner.li = runner.desk.li = server  # type: ignore[assignment]
+    runner.li = server  # type: ignore[assignment]
     started: list[Any] = []
     runner.start_game = lambda gid, info=None: started.append(gid)  # type: ignore[method-assign]
     return runner, server, started
 
 
 def run_events(runner: Runner, events: list[Any]) -> None:
-    """What the event loop and the challenge desk do, in this thread (an exception here fails)."""
+    """What the control loop does with each event line, and the answer sender with each answer, in this
+    thread (an exception here fails the test)."""
     for ev in events:
         runner.dispatch(ev)
-        while runner.desk._inbox:
-            ch = runner.desk._inbox.popleft()
-            if ch.get("id") not in runner.desk._cancelled:
-                assert runner.desk._answer(ch)
+        while (job := runner.desk.next_job(0.0)) is not None:
+            runner.desk.done(job, post_answer(runner.li, job), 0.0)
 
 
 @st.composite
@@ -627,9 +627,8 @@ def check_events(runner: Runner, server: FakeEventServer, started: list[Any], re
     assert records.tracebacks() == []
     answered = [cid for cid, _, _ in server.answers]
     assert len(answered) == len(set(answered)), "a challenge was answered twice"
-    assert set(answered) <= runner.desk._seen
-    # every challenge queued got its answer
-    assert runner.desk._seen - set(answered) <= runner.desk._cancelled
+    assert set(answered) == set(runner.desk.answers), "a decision not posted, or a post not decided"
+    assert runner.desk.idle(), "a challenge was left without its answer"
     for cid, verdict, reason in server.answers:
         assert isinstance(cid, str) and ID.fullmatch(cid)
         assert verdict == "accept" or reason in DECLINE_REASONS, reason

@@ -68,9 +68,12 @@ def new_runner(**config) -> Runner:
 
 def test_an_event_line_goes_to_the_desk_and_an_odd_message_is_one_log_line(caplog):
     runner = new_runner()
-    challenge = {"id": "Ch000001", "challenger": {"id": "alice", "name": "alice"}}
+    challenge = {"id": "Ch000001", "challenger": {"id": "alice", "name": "alice", "rating": 1500},
+                 "variant": {"key": "standard"}, "speed": "blitz", "rated": False,
+                 "timeControl": {"type": "clock", "limit": 180, "increment": 2}, "color": "random"}
     runner.handle(EventLine({"type": "challenge", "challenge": challenge}))
-    assert runner.desk._inbox and runner.desk._inbox[0]["id"] == "Ch000001"
+    job = runner.desk.next_job(0.0)  # decided at once: the loop hands it to the answer sender
+    assert job is not None and job.cid == "Ch000001" and job.decision.accept
     with caplog.at_level(logging.ERROR, logger="bot.process.runner"):
         runner.handle(Call(lambda: None))  # a call whose future is already used: skipped quietly
         runner.handle(EventLine(None))  # type: ignore[arg-type] - not even a dict: logged, not raised
