@@ -12,9 +12,10 @@ What this module keeps is the list of our correspondence games and when to visit
 * `note(gid, info)`: a gameStart (the event stream's, or a game found in progress at start-up)
   of a correspondence game: it is known from now on and visited when `info` says it is our turn
   (or does not say).
-* `check()`: every `game.correspondence_checkin_s` the `Correspondence` thread asks
-  `/api/account/playing` and visits each correspondence game whose `isMyTurn` is true. Known
-  games no longer listed there are over: each gets one last visit (its record, its goodbye) and is
+* `check_due(now)` / `checked(playing, now)`: every `game.correspondence_checkin_s` the runner's loop
+  has a worker ask `/api/account/playing` (the loop never waits on the network) and hands the answer
+  to `checked`, which names each correspondence game whose `isMyTurn` is true. Known games no
+  longer listed there are over: each gets one last visit (its record, its goodbye) and is
   forgotten. The event stream announces games, not moves (its events are gameStart, gameFinish
   and challenges), so this check is what finds the opponent's moves in a game we do not stream;
   after a restart it finds every game again.
@@ -24,22 +25,21 @@ What this module keeps is the list of our correspondence games and when to visit
   `RESERVATION_TTL_S`).
 * `finished(gid)`: the event stream's gameFinish: one last visit, then forgotten.
 
-One visit per game at a time: `visit` (the runner's) starts none while the game's previous visit
-runs. The module does no HTTP itself except through `Lichess.playing()`, and never raises into its
-callers: a failed check is one log line and the next one comes on time.
+Every method that may lead to visits returns them, `(game id, why)`, for the runner to start: one
+visit per game at a time (the runner starts none while the game's previous visit runs). The module
+is state the runner's loop owns: no thread, no request, no clock of its own (`now` is the loop's);
+a failed check-in is one log line and the next one comes on time.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from bot.challenges.policy import is_correspondence
 from bot.challenges.reservations import Reservations
-from bot.lichess import Lichess, LichessError
 from bot.wire import GameInfo
 
 log = logging.getLogger(__name__)
@@ -47,122 +47,89 @@ log = logging.getLogger(__name__)
 PLAYING_PAGE = 50  # /api/account/playing lists at most this many games (lila's cap; Lichess.playing)
 
 
-class Correspondence:
-    """Our correspondence games and their visits (see the module docstring)."""
+Visit = tuple[str, str]  # (game id, why)
 
-    def __init__(self, li: Lichess, checkin_s: float, visit: Callable[[str], bool],
-                 stop: threading.Event):
-        """`visit(gid)` starts a visit unless one runs (False then); `stop` ends the thread."""
-        self.li = li
+
+class Correspondence:
+    """Our correspondence games and when to visit them (see the module docstring)."""
+
+    def __init__(self, checkin_s: float):
         self.checkin_s = checkin_s
-        self._visit = visit
-        self._stop = stop
-        self._lock = threading.Lock()
         self._games: set[str] = set()
         self._reserved = Reservations()  # accepted challenges whose game has not started yet
-        self._wake = threading.Event()
-        self.thread: threading.Thread | None = None
+        self.next_checkin_at = 0.0  # the first check-in as soon as the loop runs
+        self.checking = False  # a check-in's request is on its way
         self.checks = 0  # check-ins made (for the log and the tests)
-        self.visits = 0  # visits started
 
     # ------------------------------------------------------------ what the runner tells us
 
-    def note(self, gid: str, info: GameInfo | None) -> None:
+    def note(self, gid: str, info: GameInfo | None) -> list[Visit]:
         """A correspondence game started or was found in progress: visit it if it is our turn."""
-        with self._lock:
-            self._games.add(gid)
-            self._reserved.drop(gid)  # on Lichess the game id is the challenge id
+        self._games.add(gid)
+        self._reserved.drop(gid)  # on Lichess the game id is the challenge id
         my_turn = info.get("isMyTurn") if isinstance(info, dict) else None
-        if my_turn is not False:  # True, or not said: a visit finds out
-            self._start_visit(gid, "our turn" if my_turn else "new")
+        if my_turn is False:
+            return []
+        return [(gid, "our turn" if my_turn else "new")]  # True, or not said: a visit finds out
 
-    def finished(self, gid: str) -> bool:
-        """The event stream says the game is over: one last visit (record, goodbye). False when it is
-        not one of ours."""
-        with self._lock:
-            if gid not in self._games:
-                return False
-            self._games.discard(gid)
-        self._start_visit(gid, "over")
-        return True
+    def finished(self, gid: str) -> list[Visit]:
+        """The event stream says the game is over: one last visit (record, goodbye), if it is ours."""
+        if gid not in self._games:
+            return []
+        self._games.discard(gid)
+        return [(gid, "over")]
 
     def claim(self, cid: str, decide_with: Callable[[int], Any]) -> Any:
         """Decide with the number of correspondence games and, if accepted, count this one too."""
-        with self._lock:
-            self._expire()
-            decision = decide_with(len(self._games) + len(self._reserved))
-            if getattr(decision, "accept", False):
-                self._reserved.take(cid, time.monotonic())
-            return decision
+        self._expire()
+        decision = decide_with(len(self._games) + len(self._reserved))
+        if getattr(decision, "accept", False):
+            self._reserved.take(cid, time.monotonic())
+        return decision
 
     def unclaim(self, cid: str) -> None:
         """An acceptance that did not go through."""
-        with self._lock:
-            self._reserved.drop(cid)
+        self._reserved.drop(cid)
 
     def known(self) -> set[str]:
-        with self._lock:
-            return set(self._games)
+        return set(self._games)
 
     def count(self) -> int:
-        with self._lock:
-            self._expire()
-            return len(self._games) + len(self._reserved)
+        self._expire()
+        return len(self._games) + len(self._reserved)
 
-    # ------------------------------------------------------------ the check-in thread
+    # ------------------------------------------------------------ the check-ins
 
-    def start(self) -> Correspondence:
-        self.thread = threading.Thread(target=self._run, name="correspondence", daemon=True)
-        self.thread.start()
-        return self
+    def check_due(self, now: float) -> bool:
+        """Time for a check-in (and none on its way): the caller sends the request and says `checking`."""
+        return not self.checking and now >= self.next_checkin_at
 
-    def wake(self) -> None:
-        """End the wait for the next check-in now (the bot stops: the thread then ends)."""
-        self._wake.set()
+    def failed(self, error: Exception, now: float) -> None:
+        """The check-in's request failed: one line, and the next one on time."""
+        self.checking, self.next_checkin_at = False, now + self.checkin_s
+        log.warning("correspondence check-in failed (%s); next one in %.0f s", error, self.checkin_s)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.check()
-            except Exception:  # noqa: BLE001 - a bug here must not end the check-ins: games would wait
-                log.exception("correspondence check-in failed; the next one comes on time")
-            self._wake.wait(self.checkin_s)
-            self._wake.clear()
-
-    def check(self) -> None:
-        """One check-in: visit every correspondence game where it is our turn; a known game that is no
-        longer in progress gets its last visit."""
-        try:
-            playing = self.li.playing()
-        except LichessError as e:
-            log.warning("correspondence check-in failed (%s); next one in %.0f s", e, self.checkin_s)
-            return
+    def checked(self, playing: list[GameInfo], now: float) -> list[Visit]:
+        """`/api/account/playing`'s answer: the games where it is our turn, and the known ones no longer
+        listed (over) for a last visit."""
+        self.checking, self.next_checkin_at = False, now + self.checkin_s
         self.checks += 1
+        visits: list[Visit] = []
         listed: set[str] = set()
         for g in playing:
             gid = g.get("gameId") if isinstance(g, dict) else None
             if not isinstance(gid, str) or not is_correspondence(g):
                 continue
             listed.add(gid)
-            with self._lock:
-                self._games.add(gid)
-                self._reserved.drop(gid)
+            self._games.add(gid)
+            self._reserved.drop(gid)
             if g.get("isMyTurn") is True:
-                self._start_visit(gid, "our turn")
+                visits.append((gid, "our turn"))
         if len(playing) >= PLAYING_PAGE:
-            return  # a full page may leave games out: none of ours is taken for over
-        with self._lock:
-            gone = self._games - listed
-            self._games &= listed
-        for gid in sorted(gone):
-            self._start_visit(gid, "no longer in progress")
-
-    def _start_visit(self, gid: str, why: str) -> None:
-        if self._stop.is_set():
-            return
-        if self._visit(gid):
-            self.visits += 1
-            log.info("correspondence game %s: visiting (%s)", gid, why)
+            return visits  # a full page may leave games out: none of ours is taken for over
+        gone = self._games - listed
+        self._games &= listed
+        return visits + [(gid, "no longer in progress") for gid in sorted(gone)]
 
     def _expire(self) -> None:
         for cid in self._reserved.expire(time.monotonic()):

@@ -4,20 +4,23 @@ The runner's state (the games, the matchmaker, the game counts, the games' memor
 thread of `run()`, whose loop takes one message at a time from its inbox (bot/process/inbox.py). The
 other threads only wait on something that blocks and post what happened:
 
-    events          the event stream's lines  ──EventLine──>  the desk, the games, the matchmaker
-    game-<id>       a game over or left        ──GameEnded──>  its slot, its record, a last visit
-    any thread      a slot may have freed      ──SlotFreed──>  the desk and the matchmaker look again
-    console         `matchmaking on|off`, status  ──Call──>    run by the loop, its answer returned
-    correspondence  a visit to start              ──Call──>    started by the loop, or refused
-    signals         SIGTERM, Ctrl-C            ──StopAsked──>  the loop ends, or a drain begins
+    events          the event stream's lines     ──EventLine──>  the desk, the games, the matchmaker
+    game-<id>       a game over or left           ──GameEnded──>  its slot, its record, a last visit
+    any thread      a slot may have freed         ──SlotFreed──>  the matchmaker looks again
+    challenges      how an answer's POST went     ──Answered──>   the desk's next answer
+    console         `matchmaking on|off`, status  ──Call──>       run by the loop, its answer returned
+    workers         a check-in's, a look-up's answer ──Call──>    the visits, the game to play
+    signals         SIGTERM, Ctrl-C               ──StopAsked──>  the loop ends, or a drain begins
 
 The loop never waits on the network: every request that can be held up (a 429 pause, retries with
-backoff) runs in the thread that needs it (the desk's, the matchmaker's, a game's, the arenas'), so a
-paused endpoint never delays the answer to another event. What other threads read of the games is a
-copy the loop publishes after each change (`games`, `finished`); nothing is set to None under another
-thread's feet. The threads that remain, besides the games': `events`, `challenges` (the desk answers
-one challenge at a time), `correspondence` (check-ins), `arenas` (joins and checks), `matchmaking`
-(when on), `console` (at a terminal).
+backoff) runs in another thread (the answer sender's, a worker's, the matchmaker's, a game's, the
+arenas'), so a paused endpoint never delays the answer to another event. What other threads read of
+the games is a copy the loop publishes after each change (`games`, `finished`); nothing is set to None
+under another thread's feet. The threads that remain, besides the games': `events`, `challenges` (the
+answer sender: one POST at a time), `arenas` (joins and checks), `matchmaking` (when on), `console`
+(at a terminal), and short-lived workers for a request whose answer the loop needs
+(`correspondence`: a check-in of the games in progress; `unstarted-<id>`: what became of an accepted
+challenge).
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
@@ -60,7 +63,7 @@ import threading
 import time
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.challenges.desk import AnswerSender, Desk
 from bot.challenges.matchmaking import Matchmaker
@@ -102,6 +105,7 @@ from bot.sources.outside import MoveSource
 from bot.wire import Account, Challenge, Event, GameInfo
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Lichess game and challenge ids are 8 (or 12) letters and digits; anything else in an event is
 # unusable (and must not become part of a request path).
@@ -170,9 +174,8 @@ class Runner:
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
         self.account: Account = {}
         self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
-        self.correspondence = Correspondence(
-            self.li, cfg.game.correspondence_checkin_s, stop=self.stop,
-            visit=lambda gid: self.inbox.call(lambda: self._visit(gid), False))
+        # Our correspondence games and their check-ins: state the loop advances, a visit per move.
+        self.correspondence = Correspondence(cfg.game.correspondence_checkin_s)
         # Incoming challenges: decided, or queued for a slot, by the desk (state the loop advances);
         # the answers posted one at a time by the sender's thread, which tells the loop how each went.
         self.desk = Desk(cfg.challenge, self.slots, self.correspondence, self.bot_quota,
@@ -293,7 +296,6 @@ class Runner:
             self._resume_games()
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
             self.answer_sender.start()
-            self.correspondence.start()
             threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
             if self.on_ready is not None:
                 self.on_ready()
@@ -312,22 +314,47 @@ class Runner:
             message = self.inbox.next(self._wait_s())
             if message is not None:
                 self.handle(message)
-            self._advance_desk()
+            self._advance()
             if self._drained():
                 self.request_stop("every game is over")
         # What came before the stop is carried out still (a game that ended: its chat outbox is waited
         # for; a console's call: its answer); nothing of it starts a game once the stop is set.
         while (message := self.inbox.next(0)) is not None:
             self.handle(message)
-        # The stop's part that touches what the loop owns: the matchmaker, the arenas, the check-ins.
-        self.correspondence.wake()
+        # The stop's part that touches what the loop owns: the matchmaker, the arenas.
         self._no_new_games()
         self._leave_arenas()
 
     def _wait_s(self) -> float:
-        """How long the loop may wait for a message: the tick, or less when the desk has a deadline."""
-        due = self.desk.wake_at()
-        return LOOP_TICK_S if due is None else min(LOOP_TICK_S, max(0.0, due - time.monotonic()))
+        """How long the loop may wait for a message: the tick, or less when a deadline comes sooner."""
+        due = min(d for d in (self.desk.wake_at(), self.correspondence.next_checkin_at) if d is not None)
+        return min(LOOP_TICK_S, max(0.0, due - time.monotonic()))
+
+    def _advance(self) -> None:
+        """What is due whatever the message: the desk's next answer, a correspondence check-in."""
+        self._advance_desk()
+        if self.correspondence.check_due(time.monotonic()) and not self.stop.is_set():
+            self.correspondence.checking = True
+            self._in_worker("correspondence", self.li.playing, self._checked_in)
+
+    def _checked_in(self, playing: list[GameInfo] | LichessError) -> None:
+        now = time.monotonic()
+        if isinstance(playing, LichessError):
+            self.correspondence.failed(playing, now)
+        else:
+            self._start_visits(self.correspondence.checked(playing, now))
+
+    def _in_worker(self, name: str, request: Callable[[], T],
+                   then: Callable[[T | LichessError], None]) -> None:
+        """`request()` (one that may wait on the network) in a thread of its own; its result, or the
+        LichessError it raised, handed to `then` in the loop's thread."""
+        def run() -> None:
+            try:
+                result: T | LichessError = request()
+            except LichessError as e:
+                result = e
+            self.inbox.post(Call(lambda: then(result)))
+        threading.Thread(target=run, name=name, daemon=True).start()
 
     def _advance_desk(self) -> None:
         """The desk's next answer, if one is due and none is being posted, to the sender."""
@@ -542,7 +569,7 @@ class Runner:
             if running is not None:
                 running.server_finished()
             self.slots.release(gid)
-            self.correspondence.finished(gid)  # one of ours: a last visit writes its record
+            self._start_visits(self.correspondence.finished(gid))  # ours: a last visit writes its record
         else:
             log.debug("ignoring event %s", repr(kind)[:60])
 
@@ -610,7 +637,7 @@ class Runner:
             self.slots.release(gid)  # a slot our matchmaker reserved for its challenge is not needed
             if gid not in self.correspondence.known():
                 self._count_start()
-            self.correspondence.note(gid, info)
+            self._start_visits(self.correspondence.note(gid, info))
             return
         if self.stop.is_set():
             return  # shutting down: the game resumes after the restart
@@ -644,6 +671,11 @@ class Runner:
         started = self.games_started
         if self.max_games is not None and started >= self.max_games:
             self.drain(f"{started} game(s) started (game.quit_after_games {self.max_games})")
+
+    def _start_visits(self, visits: list[tuple[str, str]]) -> None:
+        for gid, why in visits:
+            if self._visit(gid):
+                log.info("correspondence game %s: visiting (%s)", gid, why)
 
     def _visit(self, gid: str) -> bool:
         """Start a visit to a correspondence game (bot/games/correspondence.py): no slot, a table only while
