@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.config import ArenaEntry
 from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped
 from bot.wire import Arena
 
@@ -49,6 +50,31 @@ HINTS = {
 # the running bot (the folder of config.yml; a container's /data). The running bot withdraws from the
 # arenas noted there when it stops, even one that has not paired it yet; a withdrawal drops the line.
 NOTED = Path("joined-arenas.txt")
+
+
+@dataclass
+class ArenaSchedule:
+    """When the runner's loop next has a worker join the arenas of the config still to join (`waiting`:
+    a pause not over yet) and, from the second round on, check the ones the bot is in. One round at a
+    time; `now` is the loop's clock."""
+
+    every_s: float
+    waiting: list[ArenaEntry]  # the config's arenas still to join
+    next_at: float = 0.0  # the first round as soon as the loop runs
+    busy: bool = False
+    rounds: int = 0
+
+    def due(self, now: float) -> bool:
+        return not self.busy and now >= self.next_at
+
+    def begin(self) -> tuple[list[ArenaEntry], bool]:
+        """A round starts: what to join, and whether to check the arenas the bot is in."""
+        self.busy = True
+        return list(self.waiting), self.rounds > 0
+
+    def done(self, waiting: list[ArenaEntry], now: float) -> None:
+        self.waiting, self.busy, self.next_at = waiting, False, now + self.every_s
+        self.rounds += 1
 
 
 def noted(path: Path = NOTED) -> list[str]:

@@ -84,7 +84,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
-from bot.process.arenas import PAUSED, Membership, still_in
+from bot.process.arenas import PAUSED, ArenaSchedule, Membership, still_in
 from bot.process.cores import usable_cores
 from bot.process.inbox import (
     Answered,
@@ -186,6 +186,8 @@ class Runner:
         # Lichess arenas the bot is in (joined from the config or the console, or shown by a game's
         # tournamentId): a slot is kept for their games while there is one.
         self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
+        # When a worker next joins the arenas of the config still to join and checks the ones the bot is in.
+        self.arena_schedule = ArenaSchedule(cfg.tournaments.check_every_s, list(cfg.tournaments.arenas))
         self._matchmaking_off = threading.Event()
         self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
         self.on_event_line: Callable[[], None] | None = None  # every event-stream line (the health check)
@@ -296,7 +298,6 @@ class Runner:
             self._resume_games()
             threading.Thread(target=self._event_loop, name="events", daemon=True).start()
             self.answer_sender.start()
-            threading.Thread(target=self._arena_watch, name="arenas", daemon=True).start()
             if self.on_ready is not None:
                 self.on_ready()
             if self.cfg.matchmaking.enabled and not self.no_new_games.is_set():
@@ -327,15 +328,23 @@ class Runner:
 
     def _wait_s(self) -> float:
         """How long the loop may wait for a message: the tick, or less when a deadline comes sooner."""
-        due = min(d for d in (self.desk.wake_at(), self.correspondence.next_checkin_at) if d is not None)
+        due = min(d for d in (self.desk.wake_at(), self.correspondence.next_checkin_at,
+                              self.arena_schedule.next_at) if d is not None)
         return min(LOOP_TICK_S, max(0.0, due - time.monotonic()))
 
     def _advance(self) -> None:
         """What is due whatever the message: the desk's next answer, a correspondence check-in."""
         self._advance_desk()
-        if self.correspondence.check_due(time.monotonic()) and not self.stop.is_set():
+        now = time.monotonic()
+        if self.correspondence.check_due(now) and not self.stop.is_set():
             self.correspondence.checking = True
             self._in_worker("correspondence", self.li.playing, self._checked_in)
+        schedule = self.arena_schedule
+        if schedule.due(now) and not self.no_new_games.is_set():
+            waiting, check = schedule.begin()
+            self._in_worker("arenas", lambda: self._arena_round(waiting, check),
+                            lambda left: schedule.done(left if isinstance(left, list) else waiting,
+                                                       time.monotonic()))
 
     def _checked_in(self, playing: list[GameInfo] | LichessError) -> None:
         now = time.monotonic()
@@ -457,25 +466,25 @@ class Runner:
                      else "", gid, opponent.get("username") if isinstance(opponent, dict) else None)
             self.start_game(gid, g)
 
-    def _arena_watch(self) -> None:
-        """Join the arenas of the config, then ask now and then whether the bot is still in each arena
-        it knows (not over, not withdrawn by `python -m bot withdraw` or on the website): the slot kept
-        for arena games is freed with the last one."""
-        waiting = list(self.cfg.tournaments.arenas)  # still to join
-        while True:
-            waiting = self._join_arenas(waiting)
-            if self.no_new_games.wait(self.cfg.tournaments.check_every_s):
-                return
-            for tid in self.arenas.joined():
-                try:
-                    info = self.li.arena(tid)
-                except LichessError as e:
-                    log.debug("arena %s: no news (%s)", tid, e)
-                    continue
-                if still_in(info) is False:
-                    log.info("arena %s: %s", tid, "over" if info.get("isFinished") is True else
-                             "the bot is no longer in it (withdrawn outside this process)")
-                    self.arenas.forget(tid)
+    def _arena_round(self, waiting: list[ArenaEntry], check: bool) -> list[ArenaEntry]:
+        """A worker's round for the arena schedule: join the arenas of the config still to join, and
+        (after the first round) ask whether the bot is still in each arena it knows (not over, not
+        withdrawn by `python -m bot withdraw` or on the website): the slot kept for arena games is
+        freed with the last one. The arenas still to join, for the next round."""
+        waiting = self._join_arenas(waiting)
+        for tid in self.arenas.joined() if check else []:
+            if self.no_new_games.is_set():
+                break
+            try:
+                info = self.li.arena(tid)
+            except LichessError as e:
+                log.debug("arena %s: no news (%s)", tid, e)
+                continue
+            if still_in(info) is False:
+                log.info("arena %s: %s", tid, "over" if info.get("isFinished") is True else
+                         "the bot is no longer in it (withdrawn outside this process)")
+                self.arenas.forget(tid)
+        return waiting
 
     def _join_arenas(self, entries: list[ArenaEntry]) -> list[ArenaEntry]:
         """Join these arenas of the config; returns those to try again: the ones where a pause is not

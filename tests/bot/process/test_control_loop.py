@@ -148,3 +148,16 @@ def test_matchmaking_off_while_another_thread_frees_a_slot(sandbox):
         assert bot.runner.matchmaking_status() == "matchmaking: off"
     finally:
         bot.stop()
+
+
+def test_the_arena_schedule_joins_first_then_checks_every_check_every_s():
+    from bot.process.arenas import ArenaSchedule
+
+    schedule = ArenaSchedule(every_s=60.0, waiting=["arena005"])  # type: ignore[list-item]
+    assert schedule.due(0.0)
+    waiting, check = schedule.begin()
+    assert (waiting, check) == (["arena005"], False)  # the first round only joins
+    assert not schedule.due(1000.0)  # one round at a time
+    schedule.done([], now=5.0)
+    assert not schedule.due(64.9) and schedule.due(65.0)
+    assert schedule.begin() == ([], True)
