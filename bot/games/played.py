@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.sources.outside import OutsideMove
-from engine import SearchResult
+from engine import ChosenMove
 
 SEARCH = "search"  # the engine's own search
 FALLBACK = "fallback"  # chosen without the engine, which could not search
@@ -41,7 +41,7 @@ class PlayedMove:
     detail: str = ""
 
     @classmethod
-    def from_search(cls, res: SearchResult) -> PlayedMove:
+    def from_search(cls, res: ChosenMove) -> PlayedMove:
         """The engine's search result: scored once an iteration completed (depth > 0)."""
         return cls(res.move, SEARCH, int(res.score), res.depth > 0, int(res.depth), int(res.nodes),
                    float(res.time_ms))

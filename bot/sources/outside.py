@@ -23,7 +23,7 @@ import chess
 
 @dataclass(frozen=True)
 class OutsideMove:
-    """A move from a source (same fields as engine.SearchResult, plus where it came from).
+    """A move from a source (same fields as engine.ChosenMove).
 
     `score` is from the mover's view in the engine's units (a pawn is 74) when the source knows one
     (a tablebase verdict), and `scored` says whether it does: the draw and resign rules count only

@@ -16,7 +16,7 @@ import pytest
 from bot.games.position import GamePosition
 from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
 from bot.sources.outside import OutsideMove
-from engine import Engine, SearchResult
+from engine import ChosenMove, Engine
 from engine.timeman import Limits
 from tests.helpers.games import CountingEngine, FakeClock, full, make_game, state
 
@@ -155,7 +155,7 @@ class MovelessSearch(CountingEngine):
     (engine/search.py, the replay that plays the root's move)."""
 
     def think(self, *args, **kwargs):
-        return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
+        return ChosenMove(move=None, depth=5, nodes=1, time_ms=1.0)
 
 
 @pytest.mark.parametrize("broken", [BrokenSearch, MovelessSearch])

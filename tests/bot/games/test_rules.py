@@ -15,7 +15,7 @@ from bot.games.memory import GameMemory
 from bot.games.played import FALLBACK, SEARCH, PlayedMove
 from bot.games.plies import PlyNotes, Unsent
 from bot.sources.outside import OutsideMove
-from engine import SearchResult
+from engine import ChosenMove
 from engine.board import PAWN
 from engine.timeman import Limits
 
@@ -204,10 +204,12 @@ def test_a_takeback_forgets_what_was_noted_at_the_plies_taken_back():
 # ------------------------------------------------------------ the one move type
 
 def test_every_move_becomes_one_played_move():
-    searched = PlayedMove.from_search(SearchResult("e2e4", 12, 5, 900, 30.0, [(5, 900, 12, "e2e4")]))
+    found = ChosenMove("e2e4", score=12, scored=True, depth=5, nodes=900, time_ms=30.0,
+                       iterations=((5, 900, 12, "e2e4"),))
+    searched = PlayedMove.from_search(found)
     assert searched == PlayedMove("e2e4", SEARCH, 12, True, 5, 900, 30.0)
     assert searched.searched
-    unfinished = PlayedMove.from_search(SearchResult("e2e4", 0, 0, 10, 1.0))
+    unfinished = PlayedMove.from_search(ChosenMove("e2e4", nodes=10, time_ms=1.0))
     assert not unfinished.scored and not unfinished.searched
     verdict = PlayedMove.from_outside(OutsideMove("a7a8q", "syzygy", score=7000, scored=True, detail="win"))
     assert (verdict.source, verdict.score, verdict.scored, verdict.detail) == ("syzygy", 7000, True, "win")
