@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.sources.outside import OutsideMove
 from engine import ChosenMove
 
 SEARCH = "search"  # the engine's own search
@@ -47,7 +46,7 @@ class PlayedMove:
                    float(res.time_ms))
 
     @classmethod
-    def from_outside(cls, found: OutsideMove) -> PlayedMove:
+    def from_outside(cls, found: ChosenMove) -> PlayedMove:
         """A source's move (book, tablebase, online service)."""
         return cls(found.move, found.source, int(found.score), found.scored, int(found.depth),
                    int(found.nodes), float(found.time_ms), found.detail)

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 import chess
 
 from bot.games.played import FALLBACK, PlayedMove
-from bot.sources.outside import MoveSource, OutsideMove
-from engine import require_move
+from bot.sources.outside import MoveSource
+from engine import ChosenMove, require_move
 from engine.board import move_text, rules_board
 from engine.follow import follow
 from engine.timeman import Limits
@@ -242,7 +242,7 @@ class GamePosition:
         if self.engine.pondering:
             self.engine.ponder_miss()
 
-    def _ask_sources(self, time_left_ms: int | None) -> OutsideMove | None:
+    def _ask_sources(self, time_left_ms: int | None) -> ChosenMove | None:
         """The first source's legal move (in the form the engine writes moves); None when no source
         has one. The engine is not touched."""
         for source in self.sources:
@@ -259,7 +259,7 @@ class GamePosition:
                                            time_ms=(time.monotonic() - started) * 1000)
         return None
 
-    def _play_on_engine(self, outside: OutsideMove) -> None:
+    def _play_on_engine(self, outside: ChosenMove) -> None:
         """Give the engine a move from outside, so its table and draw locks follow the game."""
         if self._engine_valid:
             try:

@@ -14,7 +14,6 @@ from bot.games import rules, stale
 from bot.games.memory import GameMemory
 from bot.games.played import FALLBACK, SEARCH, PlayedMove
 from bot.games.plies import PlyNotes, Unsent
-from bot.sources.outside import OutsideMove
 from engine import ChosenMove
 from engine.board import PAWN
 from engine.timeman import Limits
@@ -211,9 +210,9 @@ def test_every_move_becomes_one_played_move():
     assert searched.searched
     unfinished = PlayedMove.from_search(ChosenMove("e2e4", nodes=10, time_ms=1.0))
     assert not unfinished.scored and not unfinished.searched
-    verdict = PlayedMove.from_outside(OutsideMove("a7a8q", "syzygy", score=7000, scored=True, detail="win"))
+    verdict = PlayedMove.from_outside(ChosenMove("a7a8q", "syzygy", score=7000, scored=True, detail="win"))
     assert (verdict.source, verdict.score, verdict.scored, verdict.detail) == ("syzygy", 7000, True, "win")
     assert not verdict.searched
-    booked = PlayedMove.from_outside(OutsideMove("e2e4", "book"))
+    booked = PlayedMove.from_outside(ChosenMove("e2e4", "book"))
     assert not booked.scored and booked.depth == 0
     assert not PlayedMove("e2e4", FALLBACK).scored
