@@ -2,7 +2,7 @@
 
 Public API (the bot, the UCI front-end and the tests use exactly this)::
 
-    from engine import Engine, IllegalMove, SearchResult
+    from engine import ChosenMove, Engine, IllegalMove
     eng = Engine(hash_bits=24)           # 2**24 hash entries of 12 bytes, allocated and touched here
     eng.new_game()                       # or new_game(fen="...")
     eng.play("e2e4")                     # raises IllegalMove (a ValueError) and changes nothing if illegal
@@ -16,7 +16,8 @@ Public API (the bot, the UCI front-end and the tests use exactly this)::
 
 Where each part lives:
 
-- ``facade``: the ``Engine`` class; ``result``: ``SearchResult`` and the errors (both re-exported here);
+- ``facade``: the ``Engine`` class; ``result``: ``ChosenMove`` (what ``think()`` returns, and the bot's
+  move sources) and the errors (both re-exported here);
 - ``search``: the numba search ``D()``, line by line the C original, with a glossary;
 - ``board``: the 0x88 board, FEN and UCI move text; ``keys``: the original's hash-key table;
 - ``ponder``: what acts on a running search from another thread (soft limit, pondering);
@@ -39,14 +40,14 @@ from typing import TYPE_CHECKING, Any
 # no numba start-up, only a process that searches pays for the compiled search.
 _HOME = {"Engine": "facade", "new_table": "facade", "compiled_from_cache": "facade",
          "cache_location": "facade", "EngineDesync": "result", "IllegalMove": "result",
-         "SearchResult": "result", "require_move": "result", "Limits": "timeman"}
+         "ChosenMove": "result", "require_move": "result", "Limits": "timeman"}
 
-__all__ = ["Engine", "IllegalMove", "SearchResult", "EngineDesync", "Limits", "new_table",
+__all__ = ["Engine", "IllegalMove", "ChosenMove", "EngineDesync", "Limits", "new_table",
            "compiled_from_cache", "cache_location", "require_move"]
 
 if TYPE_CHECKING:
     from engine.facade import Engine, cache_location, compiled_from_cache, new_table
-    from engine.result import EngineDesync, IllegalMove, SearchResult, require_move
+    from engine.result import ChosenMove, EngineDesync, IllegalMove, require_move
     from engine.timeman import Limits
 
 

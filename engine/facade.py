@@ -21,7 +21,7 @@ from engine.hashsize import ENTRY_BYTES, check_bits
 from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
 from engine.pv import KeyState, table_line
-from engine.result import EngineDesync, IllegalMove, SearchResult
+from engine.result import ChosenMove, EngineDesync, IllegalMove
 from engine.search import (
     G_ABORT,
     G_ARMED,
@@ -325,7 +325,7 @@ class Engine:
         g[G_STOP] = g[G_ABORT] = g[G_ARMED] = g[G_NITER] = 0
 
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
-              movetime_ms: float | None = None, limits: Limits | None = None) -> SearchResult:
+              movetime_ms: float | None = None, limits: Limits | None = None) -> ChosenMove:
         """Search the current position and play the chosen move on the engine's board.
 
         Root iterations continue while ``nodes < node_budget`` and the last iteration is below
@@ -348,7 +348,7 @@ class Engine:
             return self._search(node_budget, max_depth, movetime_ms, limits)
 
     def _search(self, node_budget: int | None, max_depth: int | None, movetime_ms: float | None,
-                limits: Limits | None, ponder: PonderState | None = None) -> SearchResult:
+                limits: Limits | None, ponder: PonderState | None = None) -> ChosenMove:
         """think() with the lock held; a ponder search also gets a watch (limits come at ponderhit)."""
         budget = NO_LIMIT if node_budget is None else max(0, int(node_budget))
         depth_limit = 97 if max_depth is None else max(1, min(97, int(max_depth)))
@@ -387,8 +387,9 @@ class Engine:
                 self._relock(before[1])
             move_text = self._record_own_move(int(g[G_MK]), int(g[G_L]), before)
         last = iterations[-1] if iterations else (0, 0, 0, "")
-        return SearchResult(move=move_text, score=last[2], depth=last[0], nodes=int(g[G_N]),
-                            time_ms=elapsed_ms, iterations=iterations)
+        # scored once an iteration completed: before that the score is no search's verdict
+        return ChosenMove(move=move_text, score=last[2], scored=last[0] > 0, depth=last[0], nodes=int(g[G_N]),
+                          time_ms=elapsed_ms, iterations=tuple(iterations))
 
     def completed_iterations(self, start: int = 0) -> list[tuple[int, int, int, str]]:
         """(depth, nodes, score, best move) of each root iteration completed so far, from ``start`` on.
@@ -525,7 +526,7 @@ class Engine:
         finally:
             state.started.set()
 
-    def ponderhit(self, limits: Limits, since: float | None = None) -> SearchResult:
+    def ponderhit(self, limits: Limits, since: float | None = None) -> ChosenMove:
         """The opponent played the expected move: go on under ``limits`` (counted from ``since``, a
         ``time.monotonic()`` value, default now) and return the result, played."""
         state = self._pending_ponder()
@@ -545,7 +546,7 @@ class Engine:
             raise state.error
         return state.result
 
-    def ponder_miss(self) -> SearchResult | None:
+    def ponder_miss(self) -> ChosenMove | None:
         """The opponent played another move: stop and put the game back as before ``ponder()``."""
         state = self._pending_ponder()
         self.stop()

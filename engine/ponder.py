@@ -19,16 +19,16 @@ Pondering contract (the methods are on ``Engine``; the state they share is ``Pon
   it is illegal) and starts an unlimited search of the position after it in a background thread;
   returns once that search has started. Until ``ponderhit()`` or ``ponder_miss()``, the engine's
   other game methods raise ``RuntimeError``; ``stop()`` ends the search (the ponder stays pending).
-* ``Engine.ponderhit(limits, since=None) -> SearchResult``: the opponent played ``expected``; the
+* ``Engine.ponderhit(limits, since=None) -> ChosenMove``: the opponent played ``expected``; the
   search goes on under ``limits`` and its result is returned, its move played as ``think()`` does.
   The limits count from ``since`` (a ``time.monotonic()`` value), by default from the call: the
   time spent pondering is earned, not charged to this move, which gets its whole allotment on top
   (the UCI front-end passes the moment ``ponderhit`` arrived). Why: that is the rule the match line
   (c) measured (docs/PERFORMANCE.md, "Pondering and the time rule in matches"); charging the pondered time
   instead makes most hits answer at once and leaves the saved time on a clock that the time
-  manager already ends games with unused (line (b)). ``SearchResult.time_ms`` counts from the
+  manager already ends games with unused (line (b)). ``ChosenMove.time_ms`` counts from the
   ponder start.
-* ``Engine.ponder_miss() -> SearchResult | None``: the opponent played something else: the search
+* ``Engine.ponder_miss() -> ChosenMove | None``: the opponent played something else: the search
   is stopped (a few ms: iterations 1-3 always run) and the engine's game is put back exactly as it
   was before ``ponder()``: the 0x88 board, every global (Q, O, R, J, Z, k, ...), the python-chess
   board, ``moves``, and the hash entry of the current position (``play(expected)`` had locked it;
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import chess
 import numpy as np
 
-from engine.result import SearchResult
+from engine.result import ChosenMove
 from engine.search import G_NITER, G_STOP, I, M
 from engine.timeman import Limits
 
@@ -121,7 +121,7 @@ class PonderState:
     stop_requested: bool = False
     started: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
-    result: SearchResult | None = None
+    result: ChosenMove | None = None
     error: BaseException | None = None
 
 

@@ -79,7 +79,7 @@ Output
 ------
 ``info depth D score cp|mate S nodes N nps X time T pv M`` for every completed root iteration,
 printed live: a poller reads ``Engine.completed_iterations()`` while the search runs (iterations it
-missed are printed from ``SearchResult.iterations`` at the end). ``time`` is when the front-end saw
+missed are printed from ``ChosenMove.iterations`` at the end). ``time`` is when the front-end saw
 the iteration (polled every 5 ms). The live ``pv`` is the iteration's root move; once the search has
 played its move, ``info depth D score S pv M ...`` repeats the last iteration with the whole line,
 read from the hash table (``Engine.table_line``, engine/pv.py: micro-Max keeps no PV, but each entry
@@ -134,7 +134,7 @@ from typing import TextIO
 
 import chess
 
-from engine import Engine, SearchResult, require_move, timeman
+from engine import ChosenMove, Engine, require_move, timeman
 from engine.board import PAWN, move_text
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.follow import first_difference, follow
@@ -201,8 +201,8 @@ def host_moves(board: chess.Board, moves: list[str], chess960: bool) -> list[str
     return out
 
 
-def eng_iterations(result: SearchResult | None) -> list[tuple[int, int, int, str]]:
-    return [] if result is None else result.iterations
+def eng_iterations(result: ChosenMove | None) -> tuple[tuple[int, int, int, str], ...]:
+    return () if result is None else result.iterations
 
 
 def _legal_uci(board: chess.Board, text: str) -> str | None:
@@ -760,7 +760,7 @@ class UciEngine:
         best = self._think(eng, board, lambda: eng.ponderhit(limits, since=hit), printed, start)
         return best, best
 
-    def _think(self, eng: Engine, board: chess.Board, search: Callable[[], SearchResult], printed: int = 0,
+    def _think(self, eng: Engine, board: chess.Board, search: Callable[[], ChosenMove], printed: int = 0,
                start: float | None = None) -> str | None:
         """Run ``search`` (a think or a ponderhit) in a thread, printing iterations and passing stops."""
         outcome: dict[str, object] = {}
@@ -802,7 +802,7 @@ class UciEngine:
         self._totals_line(result)
         return result.move
 
-    def _totals_line(self, result: SearchResult) -> None:
+    def _totals_line(self, result: ChosenMove) -> None:
         self.send(f"info nodes {result.nodes} time {round(result.time_ms)} nps {round(result.nps)}")
 
     def _info_line(self, board: chess.Board, it: tuple[int, int, int, str], elapsed_ms: float | None,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from engine import Engine, SearchResult
+from engine import ChosenMove, Engine
 from engine.timeman import Clock, Limits, TimeParams, allocate
 from tools.match import OPENINGS, opening_board, parse_tc
 
@@ -121,7 +121,7 @@ def play_moves(a: Side, b: Side, a_colour: chess.Color, board: chess.Board, args
     return outcome.result() if outcome else f"* ({len(board.move_stack)} plies)"
 
 
-def a_move(a: Side, board: chess.Board, stats: Stats, started: float) -> SearchResult:
+def a_move(a: Side, board: chess.Board, stats: Stats, started: float) -> ChosenMove:
     eng = a.engine
     last = board.peek().uci() if board.move_stack else None
     if eng.pondering and last == a.ponder_move:

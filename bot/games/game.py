@@ -57,14 +57,13 @@ from bot.games import chat, records, rules, stale
 from bot.games.info import BadData, GameInfo, final_status, read_full, state_of
 from bot.games.memory import GameMemory
 from bot.games.opponent_watch import ABORT, Facts, OpponentWatch
-from bot.games.played import PlayedMove
 from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
 from bot.games.stream import game_events
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.sources.outside import MoveSource
 from bot.wire import ChatLine, GameFull, GameLine, GameState, OpponentGone
-from engine import timeman
+from engine import ChosenMove, timeman
 
 log = logging.getLogger(__name__)
 
@@ -461,7 +460,7 @@ class Game:
                     log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
                     return
                 # A search's score judges draws and resignation; a fallback or book move has none,
-                # a tablebase move its verdict (PlayedMove.scored).
+                # a tablebase move its verdict (ChosenMove.scored).
                 if res.scored:
                     self._plies.scored.append((ply, res.score))
                 if rules.resign(self.cfg.resign, self.scores):
@@ -502,7 +501,7 @@ class Game:
             if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
                 self.position.start_ponder()
 
-    def _note_move(self, ply: int, res: PlayedMove, state: GameState, received: float,
+    def _note_move(self, ply: int, res: ChosenMove, state: GameState, received: float,
                    sent: float) -> None:
         """For the record: the move's score (when it has one), depth, source, and our clock after it
         (the clock the state gave us, less the time to our POST, plus the increment)."""
@@ -512,7 +511,7 @@ class Game:
         self.record.notes[ply] = records.MoveNote(res.score if res.scored else None, res.depth, res.source,
                                                   after)
 
-    def _log_move(self, res: PlayedMove, ply: int, budget: timeman.Limits, received: float, sent: float,
+    def _log_move(self, res: ChosenMove, ply: int, budget: timeman.Limits, received: float, sent: float,
                   offer: bool) -> None:
         latency = (sent - received) * 1000
         self.move_stats.append((latency, res.time_ms))

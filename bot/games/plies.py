@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.games.played import PlayedMove
+from engine import ChosenMove
 from engine.timeman import Limits
 
 
@@ -16,7 +16,7 @@ class Unsent:
     not have it. Sent again, unsearched, if the fresh state shows it does not."""
 
     ply: int
-    played: PlayedMove
+    played: ChosenMove
     budget: Limits
     offer: bool  # the draw offer that went with it
 

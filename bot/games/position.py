@@ -21,18 +21,19 @@ import dataclasses
 import logging
 import random
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
 import chess
 
-from bot.games.played import FALLBACK, PlayedMove
-from bot.sources.outside import MoveSource, OutsideMove
-from engine import require_move
+from bot.sources.outside import MoveSource
+from engine import ChosenMove, require_move
 from engine.board import move_text, rules_board
 from engine.follow import follow
 from engine.timeman import Limits
 
 log = logging.getLogger(__name__)
+
+FALLBACK = "fallback"  # a ChosenMove's source when chosen without the engine, which could not search
 
 
 class EngineLike(Protocol):
@@ -43,14 +44,14 @@ class EngineLike(Protocol):
     def new_game(self, fen: str | None = None) -> None: ...
     def play(self, uci: str) -> None: ...
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
-              movetime_ms: float | None = None, limits: Limits | None = None) -> Any: ...
+              movetime_ms: float | None = None, limits: Limits | None = None) -> ChosenMove: ...
     def stop(self) -> None: ...
     @property
     def pondering(self) -> bool: ...
     def expected_reply(self) -> str | None: ...
     def ponder(self, expected: str) -> None: ...
-    def ponderhit(self, limits: Limits, since: float | None = None) -> Any: ...
-    def ponder_miss(self) -> Any: ...
+    def ponderhit(self, limits: Limits, since: float | None = None) -> ChosenMove: ...
+    def ponder_miss(self) -> ChosenMove | None: ...
     def take_back(self, plies: int) -> None: ...
 
 
@@ -185,11 +186,11 @@ class GamePosition:
         self._engine_valid = True
         return True
 
-    def think(self, limits: Limits, time_left_ms: int | None = None) -> PlayedMove:
+    def think(self, limits: Limits, time_left_ms: int | None = None) -> ChosenMove:
         """A move from outside the engine (book, tablebase) first; else the ponder search when the
         opponent played the reply it expected (this move's limits on top of the time it ran); else
         the engine's search within `limits`. The engine plays the move on its own board either way.
-        A fallback move when the engine cannot."""
+        A fallback move when the engine cannot. Whoever chose it, the move is one record."""
         outside = self._ask_sources(time_left_ms)
         if self.engine.pondering:
             if outside is None:
@@ -198,16 +199,16 @@ class GamePosition:
             self._follow_engine(list(self.moves), own_move_posted_at=-1)
         if outside is not None:
             self._play_on_engine(outside)
-            return PlayedMove.from_outside(outside)
+            return outside
         if self._engine_valid:
             try:
-                return PlayedMove.from_search(require_move(self.engine.think(limits=limits), self.board))
+                return require_move(self.engine.think(limits=limits), self.board)
             except Exception:  # noqa: BLE001 - a search bug must not lose the game on time
                 log.exception("%s: the search failed; choosing a move without it", self.label)
                 self._engine_valid = False
         return self._fallback_move()
 
-    def _ponderhit(self, limits: Limits) -> PlayedMove:
+    def _ponderhit(self, limits: Limits) -> ChosenMove:
         self.ponder_hits += 1
         started = time.monotonic()
         try:
@@ -220,7 +221,7 @@ class GamePosition:
         log.info("%s: ponder hit on %s: %.0f ms of search done before it came", self.label, self.moves[-1],
                  res.time_ms - spent_ms)
         # time_ms: the time this move took once it was our turn (the log's overhead figure)
-        return PlayedMove.from_search(dataclasses.replace(res, time_ms=spent_ms))
+        return dataclasses.replace(res, time_ms=spent_ms)
 
     def start_ponder(self) -> str | None:
         """After our move is posted: search, in the background, the position after the reply the
@@ -242,7 +243,7 @@ class GamePosition:
         if self.engine.pondering:
             self.engine.ponder_miss()
 
-    def _ask_sources(self, time_left_ms: int | None) -> OutsideMove | None:
+    def _ask_sources(self, time_left_ms: int | None) -> ChosenMove | None:
         """The first source's legal move (in the form the engine writes moves); None when no source
         has one. The engine is not touched."""
         for source in self.sources:
@@ -259,7 +260,7 @@ class GamePosition:
                                            time_ms=(time.monotonic() - started) * 1000)
         return None
 
-    def _play_on_engine(self, outside: OutsideMove) -> None:
+    def _play_on_engine(self, outside: ChosenMove) -> None:
         """Give the engine a move from outside, so its table and draw locks follow the game."""
         if self._engine_valid:
             try:
@@ -269,11 +270,11 @@ class GamePosition:
                             outside.move, e)
                 self._engine_valid = False
 
-    def _fallback_move(self) -> PlayedMove:
+    def _fallback_move(self) -> ChosenMove:
         started = time.monotonic()
         legal = list(self.board.legal_moves)
         if not legal:
-            return PlayedMove(None, FALLBACK)
+            return ChosenMove(None, FALLBACK)
         # Mate if possible, else capture the most valuable piece, else any move.
         def value(move: chess.Move) -> int:
             self.board.push(move)
@@ -284,4 +285,4 @@ class GamePosition:
 
         best = max(value(m) for m in legal)
         move = random.choice([m for m in legal if value(m) == best])
-        return PlayedMove(move_text(self.board, move), FALLBACK, time_ms=(time.monotonic() - started) * 1000)
+        return ChosenMove(move_text(self.board, move), FALLBACK, time_ms=(time.monotonic() - started) * 1000)

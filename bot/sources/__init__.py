@@ -1,6 +1,6 @@
 """Moves from outside the engine, asked before it searches.
 
-- ``outside``: the contract a source meets (``MoveSource``, ``OutsideMove``);
+- ``outside``: the contract a source meets (``MoveSource``: a move is an ``engine.ChosenMove``);
 - ``chain``: the sources a bot plays, built once from the config and shared by its games;
 - ``tablebase``: local Syzygy files and Lichess's online tablebase as sources.
 

@@ -17,9 +17,10 @@ import random
 import chess
 
 from bot.config import BookConfig, Config, ConfigError
-from bot.sources.outside import MoveSource, OutsideMove
+from bot.sources.outside import MoveSource
 from bot.sources.services import build_online_sources
 from bot.sources.tablebase import TablesError, build_sources
+from engine import ChosenMove
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,9 @@ class BookSource:
     def __init__(self, book: Book):
         self.book = book
 
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+    def move(self, board: chess.Board, time_left_ms: int | None) -> ChosenMove | None:
         uci = self.book.move(board)
-        return OutsideMove(uci, self.name) if uci else None
+        return ChosenMove(uci, self.name) if uci else None
 
     def close(self) -> None:
         self.book.close()

@@ -48,7 +48,7 @@ import requests
 
 from bot.config import MIN_ONLINE_WAIT_MS, OnlineSourceConfig
 from bot.lichess import ratelimit, retry_after
-from bot.sources.outside import OutsideMove
+from engine import ChosenMove
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class OnlineSource:
         """The path under `url` and the query for this position."""
         raise NotImplementedError
 
-    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+    def choose(self, board: chess.Board, data: Any) -> ChosenMove | None:
         """The move to play from a parsed answer; None when it has none good enough. BadAnswer when
         it is malformed or about another position; RateLimited when it says so."""
         raise NotImplementedError
@@ -145,10 +145,10 @@ class OnlineSource:
 
     # ------------------------------------------------------------ MoveSource
 
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+    def move(self, board: chess.Board, time_left_ms: int | None) -> ChosenMove | None:
         return self.answer(board, time_left_ms)[0]
 
-    def answer(self, board: chess.Board, time_left_ms: int | None) -> tuple[OutsideMove | None, bool]:
+    def answer(self, board: chess.Board, time_left_ms: int | None) -> tuple[ChosenMove | None, bool]:
         """(the move or None, whether the service was asked)."""
         why = self.skip_reason(board, time_left_ms)
         if why:
@@ -224,7 +224,7 @@ class OnlineSource:
                 session.headers["Authorization"] = f"Bearer {self.token}"
         return session
 
-    def _ask(self, board: chess.Board, wait_s: float) -> OutsideMove | None:
+    def _ask(self, board: chess.Board, wait_s: float) -> ChosenMove | None:
         deadline = time.monotonic() + wait_s
         path, params = self.request(board)
         self._count(asked=1)
@@ -314,7 +314,7 @@ class GameView:
         self.misses = 0
         self.stopped = False
 
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+    def move(self, board: chess.Board, time_left_ms: int | None) -> ChosenMove | None:
         if self.stopped:
             log.debug("%s: not asked (no move in %d positions in a row in this game)", self.name, self.misses)
             return None

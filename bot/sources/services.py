@@ -25,7 +25,8 @@ import chess
 
 from bot.config import ChessdbConfig, CloudEvalConfig, Config, ExplorerConfig
 from bot.sources.online import BadAnswer, OpeningSource, RateLimited, on_lichess, token_for
-from bot.sources.outside import MoveSource, OutsideMove
+from bot.sources.outside import MoveSource
+from engine import ChosenMove
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class ExplorerSource(OpeningSource[ExplorerConfig]):
                           variant="standard", speeds=",".join(c.speeds), recentGames="0")
         return f"/{c.database}", params
 
-    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+    def choose(self, board: chess.Board, data: Any) -> ChosenMove | None:
         moves = _list(data, "moves")
         candidates = []
         for m in moves:
@@ -78,7 +79,7 @@ class ExplorerSource(OpeningSource[ExplorerConfig]):
             uci, games, score = max(candidates, key=lambda c: c[1])
         else:
             uci, games, score = max(candidates, key=lambda c: (c[2], c[1]))
-        return OutsideMove(uci, self.name, detail=f"{self.cfg.database} {games} games, {100 * score:.0f} %")
+        return ChosenMove(uci, self.name, detail=f"{self.cfg.database} {games} games, {100 * score:.0f} %")
 
 
 class CloudEvalSource(OpeningSource[CloudEvalConfig]):
@@ -91,7 +92,7 @@ class CloudEvalSource(OpeningSource[CloudEvalConfig]):
     def not_found(self, status: int) -> bool:
         return status == 404  # "No cloud evaluation available for that position"
 
-    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+    def choose(self, board: chess.Board, data: Any) -> ChosenMove | None:
         if not isinstance(data, dict):
             raise BadAnswer(f"not an object: {str(data)[:60]}")
         fen = data.get("fen")
@@ -114,8 +115,8 @@ class CloudEvalSource(OpeningSource[CloudEvalConfig]):
         best = max(cp for _, cp in lines)
         good = [(uci, cp) for uci, cp in lines if cp >= best - self.cfg.max_cp_loss]
         uci, cp = self.rng.choice(good)
-        return OutsideMove(uci, self.name, depth=depth,
-                           detail=f"cp {_cp_text(cp)} depth {depth} ({len(good)} of {len(lines)} lines)")
+        return ChosenMove(uci, self.name, depth=depth,
+                          detail=f"cp {_cp_text(cp)} depth {depth} ({len(good)} of {len(lines)} lines)")
 
 
 class ChessdbSource(OpeningSource[ChessdbConfig]):
@@ -126,7 +127,7 @@ class ChessdbSource(OpeningSource[ChessdbConfig]):
         action = "querybest" if self.cfg.choice == "best" else "queryall"
         return "/cdb.php", {"action": action, "board": board.fen(), "json": "1"}
 
-    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+    def choose(self, board: chess.Board, data: Any) -> ChosenMove | None:
         if not isinstance(data, dict) or not isinstance(data.get("status"), str):
             raise BadAnswer(f"no status: {str(data)[:60]}")
         status = data["status"]
@@ -139,7 +140,7 @@ class ChessdbSource(OpeningSource[ChessdbConfig]):
         if self.cfg.choice == "best":
             if not isinstance(data.get("move"), str):
                 raise BadAnswer(f"no move: {str(data)[:60]}")
-            return OutsideMove(data["move"], self.name, detail="best move")
+            return ChosenMove(data["move"], self.name, detail="best move")
         scored = []
         for m in _list(data, "moves"):
             if not isinstance(m, dict) or not isinstance(m.get("uci"), str):
@@ -152,7 +153,7 @@ class ChessdbSource(OpeningSource[ChessdbConfig]):
         best = max(cp for _, cp in scored)
         good = [(uci, cp) for uci, cp in scored if cp >= best - self.cfg.max_cp_loss]
         uci, cp = self.rng.choice(good)
-        return OutsideMove(uci, self.name, detail=f"cp {_cp_text(cp)} ({len(good)} of {len(scored)} moves)")
+        return ChosenMove(uci, self.name, detail=f"cp {_cp_text(cp)} ({len(good)} of {len(scored)} moves)")
 
 
 # ---------------------------------------------------------------- the sources of a bot

@@ -37,7 +37,8 @@ import chess
 
 from bot.config import TABLEBASE_URL, Config, TablebaseConfig
 from bot.sources.online import BadAnswer, OnlineSource
-from bot.sources.outside import MoveSource, OutsideMove
+from bot.sources.outside import MoveSource
+from engine import ChosenMove
 from engine.syzygy import (
     CATEGORIES,
     MoveInfo,
@@ -66,7 +67,7 @@ class TablebaseSource(OnlineSource):
         super().__init__(cfg, pause_s=pause_s)
         self.cfg: TablebaseConfig = cfg
 
-    def answer(self, board: chess.Board, time_left_ms: int | None) -> tuple[OutsideMove | None, bool]:
+    def answer(self, board: chess.Board, time_left_ms: int | None) -> tuple[ChosenMove | None, bool]:
         if not covered(board, self.cfg.max_pieces):
             return None, False
         return super().answer(board, time_left_ms)
@@ -74,11 +75,11 @@ class TablebaseSource(OnlineSource):
     def request(self, board: chess.Board) -> tuple[str, dict[str, str]]:
         return "/standard", {"fen": board.fen()}
 
-    def choose(self, board: chess.Board, data: Any) -> OutsideMove | None:
+    def choose(self, board: chess.Board, data: Any) -> ChosenMove | None:
         best = best_move(parse_moves(data))
         if best is None:
             return None
-        return outside_move(best, self.name, draw_by_verdict=self.cfg.draw_by_verdict,
+        return verdict_move(best, self.name, draw_by_verdict=self.cfg.draw_by_verdict,
                             resign_by_verdict=self.cfg.resign_by_verdict)
 
 
@@ -111,16 +112,16 @@ def _int_or_none(value: Any) -> int | None:
     return int(value)
 
 
-def outside_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
-                 resign_by_verdict: bool) -> OutsideMove:
+def verdict_move(best: MoveInfo, source: str, *, draw_by_verdict: bool,
+                 resign_by_verdict: bool) -> ChosenMove:
     """The chosen move as a game takes it, its verdict as the score."""
     ours = best.ours
     use_dtm = best.dtm is not None
     plies = 1 if best.checkmate else distance(best, use_dtm) + 1  # counted from before our move
     metric = "dtm" if use_dtm else "dtz"
     detail = f"{ours} {metric} {plies}" if ours != "draw" else ours
-    return OutsideMove(best.uci, source, score=verdict_score(ours, plies),
-                       scored=verdict_scored(ours, draw_by_verdict, resign_by_verdict), detail=detail)
+    return ChosenMove(best.uci, source, score=verdict_score(ours, plies),
+                      scored=verdict_scored(ours, draw_by_verdict, resign_by_verdict), detail=detail)
 
 
 # ---------------------------------------------------------------- local Syzygy files
@@ -146,7 +147,7 @@ class SyzygySource:
         self.moves = 0  # moves given, and the longest probe (ms), for the curious
         self.worst_ms = 0.0
 
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+    def move(self, board: chess.Board, time_left_ms: int | None) -> ChosenMove | None:
         if not covered(board, self.max_pieces):
             return None
         if time_left_ms is not None and time_left_ms < LOCAL_MIN_CLOCK_MS:
@@ -162,7 +163,7 @@ class SyzygySource:
         if best is None:
             return None
         log.debug("syzygy: %s in %.1f ms", best.uci, took_ms)
-        return outside_move(best, self.name, draw_by_verdict=self.draw_by_verdict,
+        return verdict_move(best, self.name, draw_by_verdict=self.draw_by_verdict,
                             resign_by_verdict=self.resign_by_verdict)
 
 

@@ -86,6 +86,14 @@ def test_search_releases_the_gil(engine: Engine) -> None:
     assert ticks > 100
 
 
+def test_the_search_returns_its_move_as_a_scored_chosen_move(engine: Engine) -> None:
+    engine.new_game()
+    res = engine.think(max_depth=3)
+    assert (res.source, res.scored, res.searched, res.detail) == ("search", True, True, "")
+    depth, _, score, best = res.iterations[-1]
+    assert (res.depth, res.score, res.move) == (depth, score, best)
+
+
 def test_node_budget_and_max_depth_are_tested_between_root_iterations(engine: Engine) -> None:
     engine.new_game()
     res = engine.think(max_depth=4)

@@ -15,7 +15,7 @@ import chess
 import chess.engine
 import pytest
 
-from engine import Engine, EngineDesync, SearchResult
+from engine import ChosenMove, Engine, EngineDesync
 from engine.hashsize import bits_for_mb
 from engine.uci import (
     UciEngine,
@@ -409,7 +409,7 @@ def test_a_search_that_ends_without_a_move_still_answers_a_legal_one() -> None:
     """A search bug once ended a search with no move in a position with legal moves (engine/search.py,
     the replay that plays the root's move): the GUI must get a legal move, not bestmove (none)."""
     def moveless(*args, **kwargs):
-        return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
+        return ChosenMove(move=None, depth=5, nodes=1, time_ms=1.0)
 
     _, out = _answer_with_search(moveless)
     lines = out.getvalue().splitlines()

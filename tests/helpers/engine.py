@@ -27,7 +27,7 @@ def parse_trace(path: Path) -> list[dict]:
             iters.append((int(m[1]), int(m[2]) - 128, int(m[3]), m[4]))
         elif m := SEARCH.match(line):
             searches.append({
-                "n": int(m[1]), "move": m[2], "nodes": int(m[3]), "iterations": iters,
+                "n": int(m[1]), "move": m[2], "nodes": int(m[3]), "iterations": tuple(iters),
                 "globals": dict(zip("QORJZ", map(int, m.group(4, 5, 6, 7, 8)), strict=True)),
             })
             iters = []

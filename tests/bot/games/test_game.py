@@ -15,8 +15,7 @@ import pytest
 
 from bot.games.position import GamePosition
 from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
-from bot.sources.outside import OutsideMove
-from engine import Engine, SearchResult
+from engine import ChosenMove, Engine
 from engine.timeman import Limits
 from tests.helpers.games import CountingEngine, FakeClock, full, make_game, state
 
@@ -155,7 +154,7 @@ class MovelessSearch(CountingEngine):
     (engine/search.py, the replay that plays the root's move)."""
 
     def think(self, *args, **kwargs):
-        return SearchResult(move=None, score=0, depth=5, nodes=1, time_ms=1.0, iterations=[])
+        return ChosenMove(move=None, depth=5, nodes=1, time_ms=1.0)
 
 
 @pytest.mark.parametrize("broken", [BrokenSearch, MovelessSearch])
@@ -213,12 +212,12 @@ class ListedSource:
     def __init__(self, name: str, answers: dict[str, str], fail: bool = False):
         self.name, self.answers, self.fail, self.asked = name, answers, fail, 0
 
-    def move(self, board: chess.Board, time_left_ms: int | None) -> OutsideMove | None:
+    def move(self, board: chess.Board, time_left_ms: int | None) -> ChosenMove | None:
         self.asked += 1
         if self.fail:
             raise OSError("the source's file went away")
         uci = self.answers.get(board.fen())
-        return OutsideMove(uci, self.name, detail="listed") if uci else None
+        return ChosenMove(uci, self.name, detail="listed") if uci else None
 
 
 def test_moves_from_outside_are_played_on_the_engine_and_bad_ones_skipped():

@@ -1,4 +1,4 @@
-"""A game's decisions as plain data in, decision out (bot/games/rules.py, stale.py, played.py,
+"""A game's decisions as plain data in, decision out (bot/games/rules.py, stale.py, plies.py,
 memory.py): no thread, no server, no engine. tests/bot/games/test_game.py drives the same rules through a
 game and a sandbox."""
 
@@ -12,10 +12,8 @@ import pytest
 from bot.config import DrawConfig, ResignConfig, TakebackConfig
 from bot.games import rules, stale
 from bot.games.memory import GameMemory
-from bot.games.played import FALLBACK, SEARCH, PlayedMove
 from bot.games.plies import PlyNotes, Unsent
-from bot.sources.outside import OutsideMove
-from engine import SearchResult
+from engine import ChosenMove
 from engine.board import PAWN
 from engine.timeman import Limits
 
@@ -156,7 +154,7 @@ def test_an_opponent_gone_event_is_usable_with_a_bool_and_a_finite_number(gone, 
 # ------------------------------------------------------------ stale states, the plies noted
 
 def unsent_at(ply: int) -> Unsent:
-    return Unsent(ply, PlayedMove("e2e4"), Limits(hard_ms=100), offer=False)
+    return Unsent(ply, ChosenMove("e2e4"), Limits(hard_ms=100), offer=False)
 
 
 def test_a_state_from_before_is_skipped_without_a_takeback_we_said_yes_to():
@@ -199,19 +197,3 @@ def test_a_takeback_forgets_what_was_noted_at_the_plies_taken_back():
     kept = PlyNotes(moved_at=4, unsent=unsent_at(4), draw_answered=3, scored=[(4, 1)])
     kept.forget_from(5)
     assert (kept.moved_at, kept.sent, kept.draw_answered, kept.scores) == (4, (4, 4), 3, [1])
-
-
-# ------------------------------------------------------------ the one move type
-
-def test_every_move_becomes_one_played_move():
-    searched = PlayedMove.from_search(SearchResult("e2e4", 12, 5, 900, 30.0, [(5, 900, 12, "e2e4")]))
-    assert searched == PlayedMove("e2e4", SEARCH, 12, True, 5, 900, 30.0)
-    assert searched.searched
-    unfinished = PlayedMove.from_search(SearchResult("e2e4", 0, 0, 10, 1.0))
-    assert not unfinished.scored and not unfinished.searched
-    verdict = PlayedMove.from_outside(OutsideMove("a7a8q", "syzygy", score=7000, scored=True, detail="win"))
-    assert (verdict.source, verdict.score, verdict.scored, verdict.detail) == ("syzygy", 7000, True, "win")
-    assert not verdict.searched
-    booked = PlayedMove.from_outside(OutsideMove("e2e4", "book"))
-    assert not booked.scored and booked.depth == 0
-    assert not PlayedMove("e2e4", FALLBACK).scored
