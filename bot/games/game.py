@@ -48,6 +48,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import cast
 
 import chess
@@ -72,6 +73,20 @@ log = logging.getLogger(__name__)
 # client answered 429 to wait a full minute, so a line held by such a pause (bot network.rate_limit_pause_s,
 # 60 s by default) still goes, even after a second 429. A line still held then is dropped (one log line).
 CHAT_AFTER_END_S = 120.0
+
+
+@dataclass(frozen=True)
+class GameView:
+    """What other threads read of a game (the console's status, the stream reader's `!eval` answer): one
+    immutable copy that the game's loop replaces whenever one of these changes, so a reader sees them
+    together and never a field half set."""
+
+    id: str
+    opponent: str = "?"
+    color: chess.Color = chess.WHITE
+    clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
+    last_search: chat.Search | None = None  # what !eval tells
+    tournament_id: str | None = None
 
 
 class Game:
@@ -100,14 +115,13 @@ class Game:
         self.engine: EngineLike | None = None
         self.position: GamePosition | None = None  # created with the engine, when the thread starts
         self.info = GameInfo()  # set by gameFull
-        self.clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
         self._plies = PlyNotes()  # our moves', answers' and scores' plies (bot/games/plies.py)
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
         self._playable = False  # set by gameFull: a variant the engine plays
         self.chat = chat.GameChat(game_id, li, cfg, me)
         self._set_up = threading.Event()  # a gameFull was handled
-        self.last_search: chat.Search | None = None  # what !eval tells
+        self.view = GameView(game_id)  # published for other threads (see GameView)
         # The runner's, so that the takebacks accepted and the record's notes outlive a correspondence
         # visit and a reopened stream (bot/process/runner.py); a game of its own has one of its own.
         self.memory = memory if memory is not None else GameMemory()
@@ -296,6 +310,7 @@ class Game:
     def _setup(self, full: GameFull) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
         info = self.info = read_full(full, self.me)
+        self._publish(opponent=info.opponent, color=info.color, tournament_id=info.tournament_id)
         self._note_players()
         log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, info.white, info.black, info.variant,
                  info.speed, chess.COLOR_NAMES[info.color],
@@ -330,7 +345,7 @@ class Game:
 
     def _on_state(self, state: GameState, received: float, known: int | None = None) -> None:
         """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull)."""
-        self.clocks_ms = (clock_ms(state.get("wtime")), clock_ms(state.get("btime")))  # for `status`
+        self._publish(clocks_ms=(clock_ms(state.get("wtime")), clock_ms(state.get("btime"))))
         status = state.get("status", "started")
         if not isinstance(status, str):
             raise BadData(f"status is not text: {repr(status)[:60]}")
@@ -478,7 +493,7 @@ class Game:
                     self._plies.last_offer = ply
             if res.searched:
                 # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
-                self.last_search = chat.Search(str(res.move), res.score, res.depth, res.nodes)
+                self._publish(last_search=chat.Search(str(res.move), res.score, res.depth, res.nodes))
             sent = time.monotonic()
             try:
                 self.li.move(self.id, res.move, offering_draw=offer)
@@ -604,7 +619,13 @@ class Game:
             self.watch.claim_failed()
 
     def _on_chat(self, event: ChatLine) -> None:
-        self.chat.answer(event, self.opponent, self.last_search)
+        """A chat line (the stream reader's thread, or the loop's before the gameFull): answered from the
+        published view."""
+        view = self.view
+        self.chat.answer(event, view.opponent, view.last_search)
+
+    def _publish(self, **changes: object) -> None:
+        self.view = dataclasses.replace(self.view, **changes)  # type: ignore[arg-type]
 
     def _give_up(self, why: str) -> None:
         log.error("game %s: %s; aborting (or resigning if too late to abort)", self.id, why)

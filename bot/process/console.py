@@ -181,12 +181,12 @@ class Console:
         r = self.runner
         games = r.running_games()
         lines = [f"games: {len(games)} running (challenge.concurrency {r.cfg.challenge.concurrency})"]
-        for g in games:
+        for g in (game.view for game in games):
             colour = "white" if g.color else "black"
             search = g.last_search
             score = (f"last search {search.score / PAWN:+.2f} pawns, depth {search.depth}" if search
                      else "no search yet")
-            where = f", arena {g.info.tournament_id}" if g.info.tournament_id else ""
+            where = f", arena {g.tournament_id}" if g.tournament_id else ""
             lines.append(f"  {g.id} vs {g.opponent}, {colour}, clocks {_clock(g.clocks_ms[0])} / "
                          f"{_clock(g.clocks_ms[1])}, {score}{where}")
         waiting = r.desk.queued()
