@@ -54,6 +54,18 @@ def test_dockerignore_lets_in_only_the_product() -> None:
                                                                 "!bot/"}
 
 
+def test_the_base_image_argument_has_a_name_no_platform_variable_takes() -> None:
+    # Railway hands every service variable to the build as the argument of the same name: an ARG called
+    # BASE would be replaced by a variable BASE. The arguments the FROM lines use are the project's own.
+    steps = dockerfile_instructions()
+    args = {a.split("=", 1)[0] for op, a in steps if op == "ARG"}
+    froms = [a for op, a in steps if op == "FROM"]
+    assert "BASE" not in args and "UMAX_BASE" in args
+    assert froms and all(a.split()[0] == "${UMAX_BASE}" for a in froms)
+    check = (ROOT / "tools" / "container_check.sh").read_text()
+    assert '--build-arg "UMAX_BASE=' in check and "--build-arg \"BASE=" not in check
+
+
 def test_compose_example_restarts_keeps_data_and_checks_health_as_the_image() -> None:
     bot = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["bot"]
     assert bot["restart"] == "unless-stopped"
