@@ -67,12 +67,24 @@ def test_the_base_image_argument_has_a_name_no_platform_variable_takes() -> None
 
 
 def test_compose_example_restarts_keeps_data_and_checks_health_as_the_image() -> None:
-    bot = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["bot"]
+    text = (ROOT / "compose.yaml").read_text()
+    bot = yaml.safe_load(text)["services"]["bot"]
     assert bot["restart"] == "unless-stopped"
     assert any(v.startswith("bot-data:/data") for v in bot["volumes"])
     assert bot["stop_signal"] == "SIGTERM" and bot["stop_grace_period"] == "10s"
     assert bot["healthcheck"]["test"] == ["CMD", "python", "-m", "bot.process.health"]
-    assert "LICHESS_BOT_TOKEN" in bot["environment"]
+    assert bot["environment"]["LICHESS_BOT_TOKEN"] == "${LICHESS_BOT_TOKEN}"  # from .env or the shell
+
+
+def test_compose_example_works_without_the_token_for_logs_and_rotates_them() -> None:
+    # A required variable (${VAR:?...} or ${VAR?...}) is resolved by every Compose command: `docker compose
+    # logs` and `ps` would fail in a shell without it. And json-file logs grow without bound unless rotated.
+    text = (ROOT / "compose.yaml").read_text()
+    code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    assert "?" not in code
+    logging = yaml.safe_load(text)["services"]["bot"]["logging"]
+    assert logging["driver"] == "json-file"
+    assert set(logging["options"]) == {"max-size", "max-file"}
 
 
 def test_console_scripts_point_at_real_functions() -> None:
