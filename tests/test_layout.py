@@ -87,6 +87,23 @@ def test_compose_example_works_without_the_token_for_logs_and_rotates_them() -> 
     assert set(logging["options"]) == {"max-size", "max-file"}
 
 
+def test_railway_config_builds_the_dockerfile_restarts_on_failure_and_stops_the_old_deploy_first() -> None:
+    # Keys as docs.railway.com/config-as-code/reference lists them; seconds as JSON numbers (a string is
+    # refused by Railway's parser: railwayapp/docs#1243).
+    cfg = json.loads((ROOT / "railway.json").read_text())
+    assert set(cfg) == {"$schema", "build", "deploy"}
+    assert cfg["build"] == {"builder": "DOCKERFILE", "dockerfilePath": "Dockerfile"}
+    assert (ROOT / cfg["build"]["dockerfilePath"]).is_file()
+    deploy = cfg["deploy"]
+    numbers = ("restartPolicyMaxRetries", "overlapSeconds", "drainingSeconds")
+    assert set(deploy) == {"restartPolicyType", *numbers}
+    assert deploy["restartPolicyType"] == "ON_FAILURE"  # exit 0 is a stop asked for; anything else restarts
+    assert all(type(deploy[k]) is int for k in numbers)
+    assert deploy["overlapSeconds"] == 0
+    grace = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["bot"]["stop_grace_period"]
+    assert deploy["drainingSeconds"] >= int(grace.rstrip("s"))  # the window the stop is measured in
+
+
 def test_console_scripts_point_at_real_functions() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert set(scripts) == {"umax-bot", "umax-engine"}
