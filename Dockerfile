@@ -4,14 +4,16 @@
 # compiles the search into numba's cache; the second holds Debian's python3, that environment and the
 # cache, and nothing else (no compiler, no pip, no tests, tools or docs).
 #
-# BASE: debian:bookworm-slim from a registry; tools/container_check.sh makes an equivalent one from
-# Debian's packages (mmdebstrap) where no registry is reachable and passes it here.
+# UMAX_BASE: debian:bookworm-slim from a registry; tools/container_check.sh makes an equivalent one from
+# Debian's packages (mmdebstrap) where no registry is reachable and passes it here. Not plain BASE:
+# Railway passes every service variable as a build argument of the same name, and a variable called
+# BASE would replace the base image.
 # Debian's python3 rather than the official python:*-slim image: bookworm's python3 is 3.11, the
 # Python the project is tested on (.python-version); it gets Debian's security updates with the rest
 # of the base; and one base serves both stages and both architectures (amd64, arm64).
-ARG BASE=debian:bookworm-slim
+ARG UMAX_BASE=debian:bookworm-slim
 
-FROM ${BASE} AS build
+FROM ${UMAX_BASE} AS build
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
@@ -22,6 +24,8 @@ COPY engine /src/engine
 COPY bot /src/bot
 # numba, llvmlite and numpy come as wheels for linux/amd64 and linux/arm64 alike: no compiler needed.
 # A pip_cert secret (a TLS proxy's certificate bundle) is used when given and never stored in a layer.
+# `RUN --mount` needs BuildKit (Docker 23 and later by default, buildx, Podman/Buildah); Docker's legacy
+# builder refuses the line, so Heroku's images are built on your machine (docs/DEPLOY.md, Heroku).
 RUN --mount=type=secret,id=pip_cert \
     if [ -f /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
  && /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check /src \
@@ -34,7 +38,7 @@ RUN --mount=type=secret,id=pip_cert \
 ENV NUMBA_CACHE_DIR=/var/cache/umax-bot/numba
 RUN /opt/venv/bin/python -m engine compile
 
-FROM ${BASE}
+FROM ${UMAX_BASE}
 ARG DEBIAN_FRONTEND=noninteractive
 # apt-get clean: a base made with mmdebstrap keeps the downloaded packages (86 MB) where Docker's
 # debian image would have dropped them.

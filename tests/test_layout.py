@@ -54,13 +54,54 @@ def test_dockerignore_lets_in_only_the_product() -> None:
                                                                 "!bot/"}
 
 
+def test_the_base_image_argument_has_a_name_no_platform_variable_takes() -> None:
+    # Railway hands every service variable to the build as the argument of the same name: an ARG called
+    # BASE would be replaced by a variable BASE. The arguments the FROM lines use are the project's own.
+    steps = dockerfile_instructions()
+    args = {a.split("=", 1)[0] for op, a in steps if op == "ARG"}
+    froms = [a for op, a in steps if op == "FROM"]
+    assert "BASE" not in args and "UMAX_BASE" in args
+    assert froms and all(a.split()[0] == "${UMAX_BASE}" for a in froms)
+    check = (ROOT / "tools" / "container_check.sh").read_text()
+    assert '--build-arg "UMAX_BASE=' in check and "--build-arg \"BASE=" not in check
+
+
 def test_compose_example_restarts_keeps_data_and_checks_health_as_the_image() -> None:
-    bot = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["bot"]
+    text = (ROOT / "compose.yaml").read_text()
+    bot = yaml.safe_load(text)["services"]["bot"]
     assert bot["restart"] == "unless-stopped"
     assert any(v.startswith("bot-data:/data") for v in bot["volumes"])
     assert bot["stop_signal"] == "SIGTERM" and bot["stop_grace_period"] == "10s"
     assert bot["healthcheck"]["test"] == ["CMD", "python", "-m", "bot.process.health"]
-    assert "LICHESS_BOT_TOKEN" in bot["environment"]
+    assert bot["environment"]["LICHESS_BOT_TOKEN"] == "${LICHESS_BOT_TOKEN}"  # from .env or the shell
+
+
+def test_compose_example_works_without_the_token_for_logs_and_rotates_them() -> None:
+    # A required variable (${VAR:?...} or ${VAR?...}) is resolved by every Compose command: `docker compose
+    # logs` and `ps` would fail in a shell without it. And json-file logs grow without bound unless rotated.
+    text = (ROOT / "compose.yaml").read_text()
+    code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    assert "?" not in code
+    logging = yaml.safe_load(text)["services"]["bot"]["logging"]
+    assert logging["driver"] == "json-file"
+    assert set(logging["options"]) == {"max-size", "max-file"}
+
+
+def test_railway_config_builds_the_dockerfile_restarts_on_failure_and_stops_the_old_deploy_first() -> None:
+    # Keys as docs.railway.com/config-as-code/reference lists them; seconds as JSON numbers (a string is
+    # refused by Railway's parser: railwayapp/docs#1243).
+    cfg = json.loads((ROOT / "railway.json").read_text())
+    assert set(cfg) == {"$schema", "build", "deploy"}
+    assert cfg["build"] == {"builder": "DOCKERFILE", "dockerfilePath": "Dockerfile"}
+    assert (ROOT / cfg["build"]["dockerfilePath"]).is_file()
+    deploy = cfg["deploy"]
+    numbers = ("restartPolicyMaxRetries", "overlapSeconds", "drainingSeconds")
+    assert set(deploy) == {"restartPolicyType", *numbers}
+    assert deploy["restartPolicyType"] == "ON_FAILURE"  # exit 0 is a stop asked for; anything else restarts
+    assert all(type(deploy[k]) is int for k in numbers)
+    assert deploy["overlapSeconds"] == 0
+    grace = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]["bot"]["stop_grace_period"]
+    assert deploy["drainingSeconds"] >= int(grace.rstrip("s"))  # the window the stop is measured in
 
 
 def test_console_scripts_point_at_real_functions() -> None:

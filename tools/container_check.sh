@@ -5,7 +5,7 @@
 #   tools/container_check.sh            podman if installed, else docker
 #   CONTAINER_ENGINE=docker tools/container_check.sh
 #   PLATFORM=linux/arm64 tools/container_check.sh   (another architecture: needs qemu's binfmt)
-#   BASE=debian:bookworm-slim IMAGE=localhost/umax-bot:check tools/container_check.sh
+#   UMAX_BASE=debian:bookworm-slim IMAGE=localhost/umax-bot:check tools/container_check.sh
 #
 # Checked: the demo game with no network; the user is not root; a mounted config.yml and the config
 # variable are read, the token comes from the environment and is never printed; the search is loaded
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 ENGINE=${CONTAINER_ENGINE:-$(command -v podman >/dev/null && echo podman || echo docker)}
-BASE=${BASE:-debian:bookworm-slim}
+UMAX_BASE=${UMAX_BASE:-debian:bookworm-slim}
 IMAGE=${IMAGE:-localhost/umax-bot:check}
 NAME=umax-check
 TOKEN=lip_containercheck
@@ -58,14 +58,14 @@ say "engine: $($ENGINE --version); load average: $(cut -d' ' -f1-3 /proc/loadavg
 
 # ---------------------------------------------------------------- the base image
 image_exists() { $ENGINE image inspect "$1" >/dev/null 2>&1; }
-if image_exists "$BASE"; then
-    say "base image: $BASE (present)"
-elif timeout 60 $ENGINE pull "docker.io/library/$BASE" >/dev/null 2>&1; then
-    BASE=docker.io/library/$BASE
-    say "base image: $BASE (pulled)"
-elif image_exists "localhost/$BASE"; then
-    BASE=localhost/$BASE
-    say "base image: $BASE (no registry reachable; made earlier from Debian's packages with mmdebstrap)"
+if image_exists "$UMAX_BASE"; then
+    say "base image: $UMAX_BASE (present)"
+elif timeout 60 $ENGINE pull "docker.io/library/$UMAX_BASE" >/dev/null 2>&1; then
+    UMAX_BASE=docker.io/library/$UMAX_BASE
+    say "base image: $UMAX_BASE (pulled)"
+elif image_exists "localhost/$UMAX_BASE"; then
+    UMAX_BASE=localhost/$UMAX_BASE
+    say "base image: $UMAX_BASE (no registry reachable; made earlier from Debian's packages with mmdebstrap)"
 else
     say "no image registry reachable: making the base from Debian's packages (mmdebstrap bookworm, minbase," \
         "without docs, man pages and locales, as Docker's slim image)"
@@ -80,14 +80,14 @@ else
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
         bookworm "$WORK/rootfs.tar" "$sources" </dev/null >"$WORK/mmdebstrap.log" 2>&1 \
         || { tail -20 "$WORK/mmdebstrap.log"; fail "mmdebstrap"; exit 1; }
-    $ENGINE import "$WORK/rootfs.tar" "localhost/$BASE" >/dev/null 2>&1
+    $ENGINE import "$WORK/rootfs.tar" "localhost/$UMAX_BASE" >/dev/null 2>&1
     rm -f "$WORK/rootfs.tar"
-    BASE=localhost/$BASE
-    say "base image: $BASE made in $(since "$started") s"
+    UMAX_BASE=localhost/$UMAX_BASE
+    say "base image: $UMAX_BASE made in $(since "$started") s"
 fi
 
 # ---------------------------------------------------------------- the runtime on this machine
-if [[ $ENGINE == podman && -z "${CONTAINERS_CONF:-}" ]] && ! podman run --rm --network=none "$BASE" true \
+if [[ $ENGINE == podman && -z "${CONTAINERS_CONF:-}" ]] && ! podman run --rm --network=none "$UMAX_BASE" true \
         >/dev/null 2>&1; then
     # Some hosts refuse crun (cgroups in hybrid mode) or let no one raise rlimits, as podman's defaults do.
     printf '[engine]\nruntime = "runc"\n[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=4096:4096"]\n' \
@@ -97,7 +97,7 @@ if [[ $ENGINE == podman && -z "${CONTAINERS_CONF:-}" ]] && ! podman run --rm --n
 fi
 
 # ---------------------------------------------------------------- the build
-build=(build -t "$IMAGE" --build-arg "BASE=$BASE" --network=host)
+build=(build -t "$IMAGE" --build-arg "UMAX_BASE=$UMAX_BASE" --network=host)
 [[ $ENGINE == podman ]] && build+=(--format docker)  # OCI images drop HEALTHCHECK
 [[ -n "${PLATFORM:-}" ]] && build+=(--platform "$PLATFORM")
 # A TLS proxy's certificate bundle for pip, as a build secret: used by the install, kept out of the image.

@@ -18,7 +18,8 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   POST /api/challenge/{username}                   (the bot challenges a sparring bot: form or JSON body;
                                                     keepAliveStream=true: ndjson, then {"done": ...})
   POST /api/challenge/{id}/cancel
-  GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone)
+  GET  /api/bot/game/stream/{id}                   (gameFull, gameState, chatLine, opponentGone; a second
+                                                    stream from the same User-Agent ends the first)
   POST /api/bot/game/{id}/move/{uci}[?offeringDraw=true], /chat, /abort, /resign, /draw/{word},
        /takeback/{word}, /claim-victory, /claim-draw   (any other /api/bot/ path: 404 "No such command")
   POST /api/token/test                             (the tokens as text; no Authorization needed)

@@ -30,9 +30,10 @@ _COMPAT = {"bot": True, "board": True}
 class Subscriber:
     """One open ndjson stream: the feed pushes lines, the HTTP handler thread drains them."""
 
-    def __init__(self, kind: str, key: str | None = None):
+    def __init__(self, kind: str, key: str | None = None, agent: str = ""):
         self.kind = kind  # "event", "game" or "online"
         self.key = key    # game id for game streams
+        self.agent = agent  # the User-Agent that opened a game stream (lila keys a game's streams by it)
         self.q: queue.SimpleQueue[str] = queue.SimpleQueue()
         self.done = False
 
@@ -108,10 +109,17 @@ class Feed:
         self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
 
     # --- a game's streams ----------------------------------------------------------------------
-    def open_game(self, g: Game) -> Subscriber:
+    def open_game(self, g: Game, agent: str = "") -> Subscriber:
         """A game stream: gameFull first; a finished game's stream ends right after it. No
-        opponentGone here: lila sends it on its next tick."""
-        sub = Subscriber("game", g.id)
+        opponentGone here: lila sends it on its next tick.
+
+        lila GameStateStream.apply: a new stream of the same game and side from the same User-Agent
+        ends the older one cleanly (the chunked body just ends: no final gameState, the game goes on);
+        streams from other User-Agents stay open side by side and each gets every line."""
+        for old in [s for s in self.game_subs.get(g.id, ()) if s.agent == agent]:
+            self.game_subs[g.id].remove(old)
+            old.close()
+        sub = Subscriber("game", g.id, agent)
         self.game_stream_connects[g.id] = self.game_stream_connects.get(g.id, 0) + 1
         sub.send(wire.game_full_json(g))
         if g.status != "started":

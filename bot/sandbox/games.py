@@ -297,7 +297,12 @@ class GameRules:
     def bot_move(self, gid: str, uci: str, offering_draw: bool | None = None) -> None:
         """lila BotPlayer.apply: check the text and the turn, then `offeringDraw` (true: Drawer.yes,
         false: Drawer.no) before the move itself; a move the draw made moot, or one after our flag fell,
-        still answers 200 (the game is over)."""
+        still answers 200 (the game is over).
+
+        The request names no ply: a move meant for a ply already played is judged against the game as
+        it is now. While it is the opponent's turn it is 400 "Not your turn, or game already over"; once
+        the opponent has answered it is our turn again, and the move is refused only if it is illegal
+        there (400 "Piece on ..."): a legal one is played, as on lila."""
         now = time.monotonic()
         with self.cond:
             g = self.get_game(gid)
@@ -531,9 +536,10 @@ class GameRules:
         return max(0.0, nxt)
 
     # --- a game's streams (feed.py keeps them; opened and closed under the lock) -------------------
-    def subscribe_game(self, gid: str) -> Subscriber:
+    def subscribe_game(self, gid: str, agent: str = "") -> Subscriber:
+        """A stream of the game for a client whose User-Agent is `agent` (feed.Feed.open_game)."""
         with self.cond:
-            sub = self.feed.open_game(self.get_game(gid))
+            sub = self.feed.open_game(self.get_game(gid), agent)
             self.cond.notify_all()
             return sub
 

@@ -544,7 +544,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def h_game_stream(self, query: dict[str, str], body: Any, gid: str) -> None:
         self._require_bot()
-        self._stream(self.world.subscribe_game(gid))
+        self._stream(self.world.subscribe_game(gid, self.headers.get("User-Agent") or ""))
 
     # --- ndjson streaming ------------------------------------------------------------------------
     def _challenge_stream(self, cid: str, first: dict[str, Any]) -> None:

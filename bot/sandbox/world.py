@@ -86,8 +86,11 @@ class World(GameRules):
 
     @staticmethod
     def _answerable(c: Challenge) -> None:
-        """lila Challenge.apiAccept: canceled and declined challenges get their own 400, anything else
-        no longer open (accepted, expired) is unknown: 404."""
+        """lila Challenge.apiAccept: canceled and declined challenges get their own 400 (ChallengeApi.accept),
+        anything else no longer open is 404 "Not found": an accepted one goes to tryRematch, which finds
+        no rematch offer, an expired one is gone. (lila's other answer to a second accept, 400 "The
+        challenge has already been accepted" from ChallengeJoiner, needs two accepts that both read the
+        challenge before either was accepted; the sandbox's lock serializes them, so it never answers it.)"""
         if c.status == "canceled":
             raise ApiError(400, "The challenge has been canceled.")
         if c.status == "declined":
