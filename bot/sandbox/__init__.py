@@ -25,6 +25,8 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/users/status?ids=, /api/user/{name}    (no token needed; false flags left out)
   GET  /game/export/{id}                           (PGN with %clk per move; JSON with Accept: application/
                                                     json; a game in play without its last 3 plies; export.py)
+  GET  /, /tv; /tv/events                          the page that follows the games (tv.py, tv.html) and its
+                                                   server-sent events; no token, no fault rule, not logged
   POST /team/{id}/join                             (403: a bot token lacks team:write)
   POST /api/tournament/{id}/join, /withdraw        arenas (arenas.py): Sandbox.add_arena(...), pairing
   GET  /api/tournament/{id}                        passes that pick up the joined bot, tournamentId in
