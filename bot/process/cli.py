@@ -85,10 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             from bot.process.demo import run_demo
 
             _setup_logging(cfg, cfg.log_level if args.log_level else "WARNING")
-            if not args.sandbox:
-                print("No token (LICHESS_BOT_TOKEN or token: in the config): playing one game in the local "
-                      "sandbox instead.", flush=True)
-            return run_demo(cfg)
+            note = None if args.sandbox else ("No token (LICHESS_BOT_TOKEN or token: in the config): playing "
+                                              "one game in the local sandbox instead.")
+            return run_demo(cfg, note=note)  # its first line is the page that shows the game
         _setup_logging(cfg, cfg.log_level)
         return _play(cfg, mem)
     except ConfigError as e:  # settings that cannot fit in this machine's memory

@@ -1,9 +1,9 @@
 """The newcomer's first run: one game against the local sandbox, printed move by move.
 
-`python -m bot --sandbox` (or no token at all) starts `bot.sandbox.Sandbox` on 127.0.0.1, sends the
-bot one challenge from an engine sparring partner, runs the real bot (the same Runner, berserk
-client and HTTP streams as on Lichess) until that game ends, prints the moves and the result, and
-stops.
+`python -m bot --sandbox` (or no token at all) starts `bot.sandbox.Sandbox` on 127.0.0.1, prints the
+address of its page (the game in a browser), sends the bot one challenge from an engine sparring
+partner, runs the real bot (the same Runner, berserk client and HTTP streams as on Lichess) until that
+game ends, prints the moves and the result, and stops.
 """
 
 from __future__ import annotations
@@ -27,12 +27,17 @@ DEMO_TOKEN = "sandbox-demo-token"
 
 
 def run_demo(cfg: Config, out: TextIO | None = None, clock: tuple[int, int] = (60, 1),
-             opponent_nodes: int = 3000, timeout_s: float = 600.0) -> int:
-    """Play one game in the sandbox; return 0 when it finished."""
+             opponent_nodes: int = 3000, timeout_s: float = 600.0, note: str | None = None) -> int:
+    """Play one game in the sandbox; return 0 when it finished. The first line printed is the address of
+    the sandbox's page, which shows the game in a browser; `note` (why the demo runs) comes next."""
     from bot.sandbox import EngineOpponent, Sandbox  # only the demo and the tests need the sandbox
 
     out = out or sys.stdout
-    with Sandbox(token=DEMO_TOKEN, bot_name="umax-bot", keepalive_s=2.0) as sb:
+    # No seed: the game's id and the bot's colour differ from one run to the next.
+    with Sandbox(token=DEMO_TOKEN, bot_name="umax-bot", keepalive_s=2.0, seed=None) as sb:
+        print(f"Watch the game in a browser: {sb.url}/", file=out, flush=True)
+        if note:
+            print(note, file=out, flush=True)
         demo_cfg = _demo_config(cfg, sb.url)
         runner = Runner(demo_cfg, max_games=1)
         print(f"Sandbox (a local stand-in for Lichess) at {sb.url}; loading the engine...", file=out,

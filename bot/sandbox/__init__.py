@@ -26,6 +26,8 @@ Served at the root (berserk drops a base-URL path prefix), 127.0.0.1 only, ephem
   GET  /api/users/status?ids=, /api/user/{name}    (no token needed; false flags left out)
   GET  /game/export/{id}                           (PGN with %clk per move; JSON with Accept: application/
                                                     json; a game in play without its last 3 plies; export.py)
+  GET  /, /tv; /tv/events                          the page that follows the games (tv.py, tv.html) and its
+                                                   server-sent events; no token, no fault rule, not logged
   POST /team/{id}/join                             (403: a bot token lacks team:write)
   POST /api/tournament/{id}/join, /withdraw        arenas (arenas.py): Sandbox.add_arena(...), pairing
   GET  /api/tournament/{id}                        passes that pick up the joined bot, tournamentId in
@@ -87,6 +89,8 @@ Control API (all waits return instead of raising on timeout)::
             gone_claim_s=10.0, challenge_ttl_s=None, upgrade_allowed=True, flag_delay_s=0.0,
             gone_tick_s=1.0, bot_games_per_day=None, bot_limit_reset_s=3600.0,
             event_stream_limit=(30, 600.0), tablebase_dir=None)
+        seed: the ids, the colours drawn and the random movers' moves (None: different on every run, as
+        `python -m bot.sandbox` without --seed and the demo have them);
         flag_delay_s: how late the referee flags a side nobody acts for (a move still flags at once);
         gone_tick_s: the round tick sending opponentGone (lila: 5 s); bot_games_per_day: lila BotLimit
         (None = no limit) over a window of bot_limit_reset_s; event_stream_limit: None = no limit
@@ -97,7 +101,8 @@ Control API (all waits return instead of raising on timeout)::
     .send_challenge(challenger="alice", challenger_is_bot=False, variant="standard", rated=False,
                     clock=(60, 0), days=None, color="random", initial_fen=None, opponent=None, *,
                     challenger_rating=1500, challenger_title=None, castling_as_king_takes_rook=True,
-                    think_s=None) -> challenge id   (color is the challenger's; opponent None = random mover)
+                    think_s=None, drawn_color=None) -> challenge id   (color is the challenger's, drawn_color
+                    what random gives it, None: drawn from the seed; opponent None = random mover)
     .cancel_challenge(cid); .challenge(cid) -> ChallengeInfo(status, decline_reason, decline_body, game_id,
                     bot_color, answered_at; .decline_key); .wait_challenge_answered(cid, timeout=5.0)
                     -> status (created, accepted, declined, canceled, expired)

@@ -1,8 +1,10 @@
 """`python -m bot.sandbox`: an offline Lichess on 127.0.0.1 for any bot client (docs/SANDBOX.md).
 
-It prints the URL and token to give the client, sends the bot `--games` challenges one after another
-(from random movers, or from a UCI engine started as `--opponent CMD`) at the `--clock`s asked, and
-prints every move as it is played (`--watch`: the board too). Ctrl-C stops it.
+It prints the URL and token to give the client and the address of its page (the games in a browser),
+sends the bot `--games` challenges one after another (from random movers, or from a UCI engine started
+as `--opponent CMD`) at the `--clock`s asked, and prints every move as it is played (`--watch`: the
+board too). Ids, colours and the random movers' moves differ from run to run unless `--seed` is given.
+Ctrl-C stops it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import time
 from typing import Callable
 
 from . import Sandbox
+from .boards import other
 from .opponents import Opponent, RandomOpponent, UciOpponent
 
 _CLOCK = re.compile(r"(\d+(?:\.\d+)?)\+(\d+)\Z")
@@ -49,12 +52,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
                     help="time control MINUTES+SECONDS (default 1+1); repeat it to cycle through several")
     ap.add_argument("--rated", action="store_true", help="rated challenges (default casual)")
     ap.add_argument("--color", choices=("random", "white", "black"), default="random",
-                    help="the challenger's colour (default random)")
+                    help="the challenger's colour (default random: the first game's drawn, then alternating)")
     ap.add_argument("--opponent", metavar="CMD",
                     help='a UCI engine started as this command plays the challengers, e.g. "stockfish"; '
                          "default: random movers")
     ap.add_argument("--watch", action="store_true", help="print the board after every move")
     ap.add_argument("--keepalive", type=float, default=6.0, help="seconds between stream keep-alives")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="repeat a run: the same ids, colours and random moves (default: different each run)")
     args = ap.parse_args(argv)
     if args.games < 0:
         ap.error(f"--games {args.games}: must be 0 or more")
@@ -95,13 +100,16 @@ def follow(sb: Sandbox, gid: str, watch: bool, out: Callable[[str], None] = prin
 def play_games(sb: Sandbox, args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     """Send the challenges one after another, each when the previous game is over; returns games played."""
     name, make = _opponents(args, sb)
+    # --color random: the first game's colour is drawn, then they alternate, so two games play both
+    first = sb.rng.choice(("white", "black")) if args.color == "random" else None
     played = 0
     for i in range(args.games):
         clock = args.clock[i % len(args.clock)]
         who = f"{name}{i + 1}"
+        drawn = None if first is None else first if i % 2 == 0 else other(first)
         # an engine opponent comes as an untitled account: clients' templates often decline bots
         cid = sb.send_challenge(challenger=who, clock=clock, rated=args.rated, color=args.color,
-                                opponent=make())
+                                opponent=make(), drawn_color=drawn)
         mode = "rated" if args.rated else "casual"
         out(f"challenge {cid} from {who} ({clock[0] / 60:g}+{clock[1]}, {mode})")
         while (status := sb.wait_challenge_answered(cid, timeout=1.0)) == "created":
@@ -119,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s", stream=sys.stdout)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a kill stops the engines too (finally below)
-    sb = Sandbox(token=args.token, bot_name=args.bot_name, port=args.port, keepalive_s=args.keepalive).start()
-    print(f"url:   {sb.url}\ntoken: {sb.token}", flush=True)
+    sb = Sandbox(token=args.token, bot_name=args.bot_name, port=args.port, keepalive_s=args.keepalive,
+                 seed=args.seed).start()
+    print(f"url:   {sb.url}\ntoken: {sb.token}\npage:  {sb.url}/  (the games in a browser)", flush=True)
     try:
         played = play_games(sb, args, lambda line: print(line, flush=True))
         print(f"{played} game(s) played; still serving (Ctrl-C to stop)", flush=True)

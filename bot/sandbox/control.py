@@ -243,14 +243,15 @@ class Sandbox:
                        days: int | None = None, color: str = "random", initial_fen: str | None = None,
                        opponent: Opponent | None = None, *, challenger_rating: int = 1500,
                        challenger_title: str | None = None, castling_as_king_takes_rook: bool = True,
-                       think_s: float | None = None) -> str:
-        """A challenge to the bot; `color` is the challenger's wish (white/black/random).
+                       think_s: float | None = None, drawn_color: str | None = None) -> str:
+        """A challenge to the bot; `color` is the challenger's wish (white/black/random); with random,
+        `drawn_color` is the colour the challenger gets (None: drawn from the sandbox's seed).
         clock=(limit_s, increment_s); clock=None with days=N is correspondence, with days=None unlimited."""
         if days is not None:
             clock = None
-        if color not in ("white", "black", "random"):
-            raise ValueError("color must be white, black or random")
-        final = color if color != "random" else self.rng.choice(["white", "black"])
+        if color not in ("white", "black", "random") or drawn_color not in ("white", "black", None):
+            raise ValueError("color must be white, black or random; drawn_color white, black or None")
+        final = color if color != "random" else drawn_color or self.rng.choice(["white", "black"])
         title = challenger_title or ("BOT" if challenger_is_bot else None)
         with self.world.cond:
             who = Player.named(challenger, title, challenger_rating)

@@ -81,7 +81,8 @@ def _sans(g: Game, plies: int) -> list[str]:
     return out
 
 
-def _result(g: Game) -> str:
+def result(g: Game) -> str:
+    """The PGN result: 1-0, 0-1, 1/2-1/2, or * for a game in play or aborted (scalachess Status.finished)."""
     if g.status in _UNFINISHED:
         return "*"
     return {"white": "1-0", "black": "0-1"}.get(g.winner or "", "1/2-1/2")
@@ -109,7 +110,7 @@ def pgn_tags(g: Game, base_url: str, flags: Flags) -> list[tuple[str, str]]:
     date = time.strftime("%Y.%m.%d", created)
     tags = [("Event", f"{'Rated' if g.rated else 'Casual'} {_perf_name(g)} game"),
             ("Site", f"{base_url}/{g.id}"), ("Date", date), ("Round", "-"),
-            ("White", g.white.name), ("Black", g.black.name), ("Result", _result(g)),
+            ("White", g.white.name), ("Black", g.black.name), ("Result", result(g)),
             ("GameId", g.id), ("UTCDate", date), ("UTCTime", time.strftime("%H:%M:%S", created)),
             ("WhiteElo", str(g.white.rating)), ("BlackElo", str(g.black.rating))]
     tags += [(f"{side}Title", p.title) for side, p in (("White", g.white), ("Black", g.black)) if p.title]
@@ -143,7 +144,7 @@ def movetext(g: Game, flags: Flags) -> str:
         if not white:
             number += 1
         white = not white
-    parts.append(_result(g))
+    parts.append(result(g))
     return " ".join(parts)
 
 
@@ -152,7 +153,7 @@ def game_pgn(g: Game, base_url: str, flags: Flags) -> str:
     head = ""
     if flags.tags:
         head = "".join(f'[{k} "{_escape(v)}"]\n' for k, v in pgn_tags(g, base_url, flags)) + "\n"
-    body = movetext(g, flags) if flags.moves else _result(g)
+    body = movetext(g, flags) if flags.moves else result(g)
     return head + body + "\n\n\n"
 
 

@@ -3,16 +3,18 @@
 `Feed` keeps the open ndjson streams and turns a change of the state into the lines Lichess sends
 (shapes from wire.py). It decides no rule: games.py and world.py call it, under the world's lock,
 after each change, so a stream's snapshot and the events after it can never miss or repeat one.
-The HTTP handler thread drains a `Subscriber`'s queue (server.py).
+The HTTP handler thread drains a `Subscriber`'s queue (server.py). The sandbox's page (tv.py) is
+told of every change of every game through a `Watcher` of its own.
 """
 
 from __future__ import annotations
 
 import json
 import queue
+import time
 from typing import Any, Callable, Iterable
 
-from . import wire
+from . import tv, wire
 from .limits import ConnectLimit
 from .state import ApiError, Challenge, Game
 
@@ -63,6 +65,7 @@ class Feed:
         self.event_stream_refused = 0       # event stream requests answered 429 (event_stream_limit)
         self.connect_limit = ConnectLimit(*event_stream_limit) if event_stream_limit is not None else None
         self.game_stream_connects: dict[str, int] = {}
+        self.watchers: list[tv.Watcher] = []  # the page's streams (tv.py): every game's changes
 
     # --- the event stream ----------------------------------------------------------------------
     def open_events(self, now: float, games: Iterable[Game], challenges: Iterable[Challenge]) -> Subscriber:
@@ -107,6 +110,7 @@ class Feed:
 
     def game_start(self, g: Game) -> None:
         self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
+        self._publish_watch(g)
 
     # --- a game's streams ----------------------------------------------------------------------
     def open_game(self, g: Game, agent: str = "") -> Subscriber:
@@ -138,6 +142,7 @@ class Feed:
 
     def game_state(self, g: Game) -> None:
         self._publish_game(g, wire.game_state_json(g))
+        self._publish_watch(g)
 
     def chat_line(self, g: Game, username: str, room: str, text: str) -> None:
         self._publish_game(g, {"type": "chatLine", "room": room, "username": username, "text": text})
@@ -155,6 +160,28 @@ class Feed:
             s.send(final)
             s.close()
         self._publish_event({"type": "gameFinish", "game": wire.game_event_info(g)})
+        self._publish_watch(g)
+
+    # --- the page's streams (tv.py) ------------------------------------------------------------
+    def open_watch(self, games: Iterable[Game]) -> tv.Watcher:
+        """A page's stream: the games in progress and the last finished ones now, then every change."""
+        w = tv.Watcher()
+        now = time.monotonic()
+        for g in tv.recent(games):
+            w.send(tv.view_of(g, now))
+        self.watchers.append(w)
+        return w
+
+    def close_watch(self, w: tv.Watcher) -> None:
+        w.done = True
+        if w in self.watchers:
+            self.watchers.remove(w)
+
+    def _publish_watch(self, g: Game) -> None:
+        if self.watchers:  # a view costs a copy of the move list: only when a page is open
+            view = tv.view_of(g, time.monotonic())
+            for w in self.watchers:
+                w.send(view)
 
     # --- every stream --------------------------------------------------------------------------
     def unsubscribe(self, sub: Subscriber) -> None:

@@ -28,6 +28,7 @@ from .state import ApiError, Game, Player
 
 if TYPE_CHECKING:  # pragma: no cover
     from .opponents import Opponent
+    from .tv import Watcher
 
 
 class GameRules:
@@ -547,6 +548,15 @@ class GameRules:
         with self.cond:
             self.feed.unsubscribe(sub)
             self.cond.notify_all()
+
+    def watch(self) -> Watcher:
+        """A page's stream (tv.py): the games now and each change after, under one lock so none is missed."""
+        with self.cond:
+            return self.feed.open_watch(self.games.values())
+
+    def unwatch(self, w: Watcher) -> None:
+        with self.cond:
+            self.feed.close_watch(w)
 
     def all_subscribers(self) -> list[Subscriber]:
         with self.cond:

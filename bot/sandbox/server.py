@@ -2,7 +2,9 @@
 
 Normal answers are JSON with Content-Length; streams are chunked ndjson, one line per chunk (berserk
 needs chunked encoding to see lines as they come; see NOTES.md). Every request is logged as
-(monotonic time, method, path, status) through `App.log_request`.
+(monotonic time, method, path, status) through `App.log_request`, except the page that follows the
+games (`/`, `/tv/events`: tv.py), which is a watcher's and not the client's: no fault rule and no
+request log sees it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import queue
 import re
 import select
 import socket
+import sys
 import threading
 import time
 from http import HTTPStatus
@@ -20,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from . import export, faults, wire
+from . import export, faults, tv, wire
 from .feed import CLOSE, CUT, Subscriber
 from .forms import TRUEISH, check_chat_form
 from .online import PATHS as ONLINE_PATHS
@@ -70,6 +73,17 @@ class SandboxHTTPServer(ThreadingHTTPServer):
         self.conns_lock = threading.Lock()
         self.closing = False
         super().__init__(addr, Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """socketserver prints a traceback for whatever a handler lets out. A client that drops its
+        connection while its request line is read (before `_dispatch`, which catches its own) gets one
+        line instead; anything else is a sandbox bug, printed in full."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):  # ConnectionResetError, BrokenPipeError, a timeout
+            log.info("a client at %s:%s dropped its connection (%s)", client_address[0], client_address[1],
+                     type(exc).__name__)
+            return
+        super().handle_error(request, client_address)
 
     def close_all_connections(self) -> list[threading.Thread]:
         """Shut every client socket (a handler blocked reading sees EOF); returns their threads."""
@@ -279,6 +293,9 @@ class Handler(BaseHTTPRequestHandler):
             body = self._read_body()
             path = urlsplit(self.path).path
             query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            if method == "GET" and (path in tv.PAGE_PATHS or path == tv.EVENTS_PATH):
+                self._page(path)  # the watcher's page: before the fault rules, outside the request log
+                return
             # Fault rules first: they play the part of the network and the proxies in front of Lichess.
             while True:
                 act = self.app.faults.on_request(method, self.path)
@@ -545,6 +562,55 @@ class Handler(BaseHTTPRequestHandler):
     def h_game_stream(self, query: dict[str, str], body: Any, gid: str) -> None:
         self._require_bot()
         self._stream(self.world.subscribe_game(gid, self.headers.get("User-Agent") or ""))
+
+    # --- the page that follows the games (tv.py) ------------------------------------------------
+    def _page(self, path: str) -> None:
+        if path == tv.EVENTS_PATH:
+            self._page_events()
+            return
+        data = tv.page_html()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _page_events(self) -> None:
+        """The page's server-sent events: `reset`, the games now, then each change; a comment line
+        every keepalive_s while nothing changes (a browser gone is noticed then)."""
+        app = self.app
+        watcher = self.world.watch()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self._write_chunk(f"retry: {tv.RETRY_MS}\n\n".encode() + tv.sse("reset", {}))
+            last_write = time.monotonic()
+            while not (app.stopping or self.server.closing):
+                try:
+                    views = [watcher.q.get(timeout=_POLL_S)]
+                except queue.Empty:
+                    if time.monotonic() - last_write >= app.keepalive_s:
+                        self._write_chunk(b": keep-alive\n\n")
+                        last_write = time.monotonic()
+                    elif self._client_gone():
+                        return
+                    continue
+                while not watcher.q.empty():  # a burst: only each game's latest view is worth drawing
+                    views.append(watcher.q.get_nowait())
+                for view in {v.id: v for v in views}.values():
+                    self._write_chunk(tv.sse("game", tv.page_json(view)))
+                last_write = time.monotonic()
+            self._abort_stream()
+        except OSError:
+            pass  # the browser went away; it reconnects by itself if it is still open
+        finally:
+            self.world.unwatch(watcher)
 
     # --- ndjson streaming ------------------------------------------------------------------------
     def _challenge_stream(self, cid: str, first: dict[str, Any]) -> None:

@@ -234,7 +234,9 @@ def test_sandbox_demo_without_token_plays_a_game_and_exits_0(tmp_path):
     cfg = write_config(tmp_path, None, time={"fixed_nodes": 800})  # no token anywhere
     r = run_bot(cfg, timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "No token" in r.stdout
+    page, why = r.stdout.splitlines()[:2]
+    assert re.fullmatch(r"Watch the game in a browser: http://127\.0\.0\.1:\d+/", page)  # the first line
+    assert why.startswith("No token")
     assert re.search(r"^Result: (1-0|0-1|1/2-1/2) \(", r.stdout, re.M)
     assert re.search(r"^  1\. \S+", r.stdout, re.M)  # the moves, as played
 

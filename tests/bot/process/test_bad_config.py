@@ -269,14 +269,15 @@ def test_missing_token_upgrade_is_one_line_exit_2(tmp_path):
 def test_missing_token_normal_start_plays_the_sandbox_demo(tmp_path, monkeypatch):
     # docs/RELIABILITY.md: no token at all = the local sandbox demo (and nothing is sent to lichess.org).
     played = []
-    monkeypatch.setattr("bot.process.demo.run_demo", lambda cfg: played.append(cfg) or 0)
+    monkeypatch.setattr("bot.process.demo.run_demo", lambda cfg, note: played.append((cfg, note)) or 0)
     monkeypatch.setattr(cli, "setup_logging", lambda *a, **k: None)
     (tmp_path / CONFIG).write_text("challenge:\n  concurrency: 2\n")
     code, out, err = run_in_process(tmp_path, ["--config", CONFIG])
-    assert (code, err) == (0, "")
-    assert out.startswith("No token (LICHESS_BOT_TOKEN or token: in the config): playing one game in the "
-                          "local sandbox instead.")
-    assert len(played) == 1 and played[0].token == "" and played[0].challenge.concurrency == 2
+    assert (code, out, err) == (0, "", "")  # the demo says it (after the page's address: its first line)
+    [(cfg, note)] = played
+    assert note == "No token (LICHESS_BOT_TOKEN or token: in the config): playing one game in the local " \
+                   "sandbox instead."
+    assert cfg.token == "" and cfg.challenge.concurrency == 2
 
 
 def test_keepalive_rule_needs_a_token_and_lichess(tmp_path):

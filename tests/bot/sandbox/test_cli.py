@@ -5,6 +5,8 @@ the sandbox's side through python-chess."""
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import threading
 
 import chess
@@ -13,6 +15,7 @@ import pytest
 from bot.sandbox import UciOpponent
 from bot.sandbox.__main__ import _arguments, parse_clock, play_games
 from bot.sandbox.testing import Reader, client_for
+from tests.helpers import ROOT
 from tests.helpers.uci import UCI_CMD
 
 pytestmark = pytest.mark.sandbox(seed=3801, keepalive_s=0.3, opponent_think_s=0.01)
@@ -27,6 +30,52 @@ def test_clocks_as_lichess_writes_them_and_a_clear_error():
     args = _arguments(["--games", "3", "--clock", "1+0", "--clock", "3+2", "--rated"])
     assert (args.games, args.clock, args.rated, args.opponent) == (3, [(60, 0), (180, 2)], True, None)
     assert _arguments([]).clock == [(60, 1)]
+    assert _arguments([]).seed is None and _arguments(["--seed", "7"]).seed == 7
+
+
+def first_lines(*args: str) -> list[str]:
+    """`python -m bot.sandbox --games 1 ...` until it has sent its challenge, then stopped (SIGTERM)."""
+    proc = subprocess.Popen([sys.executable, "-m", "bot.sandbox", "--games", "1", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("challenge "):
+                break
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    return lines
+
+
+def test_ids_differ_from_run_to_run_unless_a_seed_is_given():
+    seeded = [first_lines("--seed", "7") for _ in range(2)]
+    assert seeded[0][3] == seeded[1][3]  # the same challenge (game) id
+    unseeded = {first_lines()[3] for _ in range(2)}
+    assert len(unseeded) == 2
+    url = seeded[0][0].split()[1]
+    assert seeded[0][2] == f"page:  {url}/  (the games in a browser)"
+
+
+def test_random_colour_plays_both_colours_over_two_games(sandbox):
+    """The first game's colour is drawn, the next is the other: a client meets both in two games."""
+    client = client_for(sandbox)
+    events = Reader(client.bots.stream_incoming_events())
+    args = _arguments(["--games", "2", "--color", "random"])
+    lines: list[str] = []
+    runner = threading.Thread(target=play_games, args=(sandbox, args, lines.append), name="sandbox-test-cli")
+    runner.start()
+    colours = []
+    for _ in range(2):
+        ch = events.until(lambda e: e["type"] == "challenge")["challenge"]
+        assert ch["color"] == "random"  # what the challenger asked for, as lila shows it
+        colours.append(sandbox.challenge(ch["id"]).bot_color)
+        client.bots.decline_challenge(ch["id"])
+    runner.join(10.0)
+    assert sorted(colours) == ["black", "white"]
+    assert [line.split()[-1] for line in lines if " declined" in line] == ["(generic)", "(generic)"]
 
 
 def test_games_are_sent_one_after_another_and_every_move_is_printed(sandbox):

@@ -3,6 +3,9 @@ challenges, game streams, moves, clocks and game ends."""
 
 from __future__ import annotations
 
+import logging
+import socket
+import struct
 import threading
 import time
 
@@ -13,6 +16,7 @@ import requests
 
 from bot.sandbox import IdleOpponent, RandomOpponent, Sandbox, ScriptedOpponent
 from bot.sandbox.testing import Reader, client_for
+from tests.helpers import wait_for
 
 
 def _sandbox_threads() -> list[threading.Thread]:
@@ -1008,3 +1012,38 @@ def test_bot_games_quota_on_challenge_creation():
         assert ei.value.status_code == 429 and ei.value.cause["ratelimit"]["key"] == "bot.vsBot.day"
         assert "Retry-After" not in ei.value.response.headers
         assert len(s.outgoing_challenges()) == 1  # the refused ones were never created
+
+
+def test_a_client_that_resets_its_connection_is_one_line_without_a_traceback(sb, caplog, capsys):
+    # A reset while the request line is read comes out of socketserver, not of our handler: it printed
+    # a ConnectionResetError traceback.
+    caplog.set_level(logging.INFO, logger="bot.sandbox.server")
+    s = socket.create_connection(("127.0.0.1", sb.port))
+    port = s.getsockname()[1]
+    s.sendall(b"GET /api/acc")  # half a request line, then a reset (SO_LINGER 0: close sends RST)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+    line = f"a client at 127.0.0.1:{port} dropped its connection (ConnectionResetError)"
+    assert wait_for(lambda: line in caplog.messages, 30.0), caplog.messages
+    assert [m for m in caplog.messages if "dropped" in m] == [line]
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_sandbox_started_again_has_forgotten_its_games_and_answers_lilas_404():
+    """The games live in the process (docs/SANDBOX.md): the next sandbox on the same port knows none, and
+    a client asking for one gets lila's answer for a game that does not exist."""
+    with Sandbox(keepalive_s=0.3, seed=None) as first:
+        gid = first.start_game(IdleOpponent(), bot_color="white")
+        port = first.port
+    with Sandbox(keepalive_s=0.3, port=port, seed=None) as again:
+        client = client_for(again)
+        for call in (lambda: client.bots.make_move(gid, "e2e4"),
+                     lambda: next(iter(client.bots.stream_game_state(gid)))):
+            with pytest.raises(berserk.exceptions.ResponseError) as ei:
+                call()
+            assert ei.value.status_code == 404 and ei.value.cause == {"error": "No such game"}
+        assert client.games.get_ongoing() == []
+        events = Reader(client.bots.stream_incoming_events())
+        assert again.wait_event_stream(5)
+        cid = again.send_challenge("alice")
+        assert events.get()["challenge"]["id"] == cid  # the first line: no gameStart came before it
