@@ -5,20 +5,26 @@ the event stream is cut just after the accept, the gameStart can be lost: the ga
 the bot, or the opponent may abort it. When such a reservation expires, the runner asks lila for the
 game (`GET /game/export/{id}`: on Lichess the game id is the challenge id) and this module reads the
 answer: no game (the challenger withdrew it before it began), a game in progress (the bot plays it
-now), or a game over (its record is written like any other). `verdict` and `record_of` are plain
-functions of the export's JSON.
+now), or a game over (its record is written like any other). `follow_up` is the runner's worker;
+`verdict` and `record_of` are plain functions of the export's JSON.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 import chess
 
+from bot.config import RecordsConfig
+from bot.games import records
 from bot.games.info import final_status
 from bot.games.records import GameRecord
+from bot.lichess import ClientError, Lichess, LichessError
 from bot.wire import ExportedGame, GameInfo
+
+log = logging.getLogger(__name__)
 
 NO_GAME = "no game"  # the server has no game of that id
 RUNNING = "running"  # in progress: the bot should be playing it
@@ -86,3 +92,29 @@ def _uci_moves(fen: str | None, sans: Any) -> list[str]:
         return [board.push_san(san).uci() for san in sans.split()]
     except ValueError:
         return []
+
+
+def follow_up(li: Lichess, gid: str, me: str, cfg: RecordsConfig, site: str) -> GameInfo | None:
+    """A worker's look at what became of game `gid` (it waits on the network): one log line whatever
+    the answer, the record of a game over; what a gameStart would have said of a game in progress, for
+    the runner's loop to play it, else None."""
+    try:
+        game = li.exported_game(gid)
+    except LichessError as e:
+        if not (isinstance(e, ClientError) and e.status == 404):
+            log.warning("game %s: accepted but never seen starting; cannot ask the server what became of it "
+                        "(%s)", gid, e)
+            return None
+        game = None
+    found = verdict(game)
+    if game is None or found.kind == NO_GAME:
+        log.info("game %s: accepted but never started: the server has no such game", gid)
+    elif found.kind == RUNNING:
+        log.warning("game %s: accepted, its gameStart never came, and it is %s on the server: playing it",
+                    gid, found.status)
+        return found.start
+    else:
+        log.info("game %s: accepted but never seen starting: %s on the server; recording it", gid,
+                 found.status)
+        records.write(cfg, record_of(game, me), site)
+    return None

@@ -214,6 +214,40 @@ class Membership:
             self._set(tid, True)
         return out
 
+    def round(self, waiting: list[ArenaEntry], check: bool, stopping: threading.Event) -> list[ArenaEntry]:
+        """One round of the runner's arena schedule (a worker's: it waits on the network): join the
+        arenas of the config still to join and, when `check`, ask whether the bot is still in each arena
+        it knows (not over, not withdrawn by `python -m bot withdraw` or on the website): the slot kept
+        for arena games is freed with the last one. The arenas still to join, for the next round."""
+        waiting = self._join_config(waiting, stopping)
+        for tid in self.joined() if check else []:
+            if stopping.is_set():
+                break
+            try:
+                info = self.li.arena(tid)
+            except LichessError as e:
+                log.debug("arena %s: no news (%s)", tid, e)
+                continue
+            if still_in(info) is False:
+                log.info("arena %s: %s", tid, "over" if info.get("isFinished") is True else
+                         "the bot is no longer in it (withdrawn outside this process)")
+                self.forget(tid)
+        return waiting
+
+    def _join_config(self, entries: list[ArenaEntry], stopping: threading.Event) -> list[ArenaEntry]:
+        """Join these arenas of the config; returns those to try again: the ones where a pause is not
+        over (a restart right after the withdrawal of a stop, lila Pause.scala: up to 2 minutes)."""
+        again = []
+        for entry in entries:
+            if stopping.is_set():
+                return []
+            out = self.join(entry.id, entry.password or None, entry.team or None)
+            (log.info if out.ok else log.warning)("tournaments.arenas: %s%s", out.line,
+                                                  "; trying again later" if out.reason == PAUSED else "")
+            if out.reason == PAUSED:
+                again.append(entry)
+        return again
+
     def withdraw(self, tid: str) -> Outcome:
         out = withdraw(self.li, tid)
         if out.ok or out.code == REFUSED:  # refused (unknown id): not in it either way

@@ -69,8 +69,8 @@ from bot.challenges.desk import AnswerSender, Desk
 from bot.challenges.matchmaking import Matchmaker
 from bot.challenges.policy import is_correspondence
 from bot.challenges.slots import Slots
-from bot.config import ArenaEntry, Config, ConfigError
-from bot.games import records, unstarted
+from bot.config import Config, ConfigError
+from bot.games import unstarted
 from bot.games.correspondence import Correspondence
 from bot.games.game import Game
 from bot.games.memory import GameMemory
@@ -84,7 +84,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
-from bot.process.arenas import PAUSED, ArenaSchedule, Membership, still_in
+from bot.process.arenas import ArenaSchedule, Membership
 from bot.process.cores import usable_cores
 from bot.process.inbox import (
     Answered,
@@ -342,7 +342,7 @@ class Runner:
         schedule = self.arena_schedule
         if schedule.due(now) and not self.no_new_games.is_set():
             waiting, check = schedule.begin()
-            self._in_worker("arenas", lambda: self._arena_round(waiting, check),
+            self._in_worker("arenas", lambda: self.arenas.round(waiting, check, self.no_new_games),
                             lambda left: schedule.done(left if isinstance(left, list) else waiting,
                                                        time.monotonic()))
 
@@ -466,40 +466,6 @@ class Runner:
                      else "", gid, opponent.get("username") if isinstance(opponent, dict) else None)
             self.start_game(gid, g)
 
-    def _arena_round(self, waiting: list[ArenaEntry], check: bool) -> list[ArenaEntry]:
-        """A worker's round for the arena schedule: join the arenas of the config still to join, and
-        (after the first round) ask whether the bot is still in each arena it knows (not over, not
-        withdrawn by `python -m bot withdraw` or on the website): the slot kept for arena games is
-        freed with the last one. The arenas still to join, for the next round."""
-        waiting = self._join_arenas(waiting)
-        for tid in self.arenas.joined() if check else []:
-            if self.no_new_games.is_set():
-                break
-            try:
-                info = self.li.arena(tid)
-            except LichessError as e:
-                log.debug("arena %s: no news (%s)", tid, e)
-                continue
-            if still_in(info) is False:
-                log.info("arena %s: %s", tid, "over" if info.get("isFinished") is True else
-                         "the bot is no longer in it (withdrawn outside this process)")
-                self.arenas.forget(tid)
-        return waiting
-
-    def _join_arenas(self, entries: list[ArenaEntry]) -> list[ArenaEntry]:
-        """Join these arenas of the config; returns those to try again: the ones where a pause is not
-        over (a restart right after the withdrawal of a stop, lila Pause.scala: up to 2 minutes)."""
-        again = []
-        for entry in entries:
-            if self.no_new_games.is_set():
-                return []
-            out = self.arenas.join(entry.id, entry.password or None, entry.team or None)
-            (log.info if out.ok else log.warning)("tournaments.arenas: %s%s", out.line,
-                                                  "; trying again later" if out.reason == PAUSED else "")
-            if out.reason == PAUSED:
-                again.append(entry)
-        return again
-
     def _shutdown(self) -> None:
         """Stop the searches (after `game.shutdown_grace_s`), let their moves be posted, then return, all
         within SHUTDOWN_S of the stop whatever the number of games and however slow the network."""
@@ -607,32 +573,10 @@ class Runner:
         """An accepted challenge whose gameStart never came: a worker asks the server about its game (the
         loop never waits on the network) and tells the loop to play it if it runs."""
         if not self.stop.is_set():
-            threading.Thread(target=self._follow_up_unstarted, args=(gid,), name=f"unstarted-{gid}",
-                             daemon=True).start()
-
-    def _follow_up_unstarted(self, gid: str) -> None:
-        """The worker of `_ask_what_became_of`: one log line whatever the answer, the record of a game
-        over, and a game in progress handed to the loop to play."""
-        try:
-            game = self.li.exported_game(gid)
-        except LichessError as e:
-            if not (isinstance(e, ClientError) and e.status == 404):
-                log.warning("game %s: accepted but never seen starting; cannot ask the server what became of "
-                            "it (%s)", gid, e)
-                return
-            game = None
-        found = unstarted.verdict(game)
-        if game is None or found.kind == unstarted.NO_GAME:
-            log.info("game %s: accepted but never started: the server has no such game", gid)
-        elif found.kind == unstarted.RUNNING:
-            log.warning("game %s: accepted, its gameStart never came, and it is %s on the server: playing it",
-                        gid, found.status)
-            start = found.start
-            self.inbox.post(Call(lambda: self.start_game(gid, start)))
-        else:
-            log.info("game %s: accepted but never seen starting: %s on the server; recording it", gid,
-                     found.status)
-            records.write(self.cfg.records, unstarted.record_of(game, self.me), self.cfg.url)
+            li, me, cfg = self.li, self.me, self.cfg
+            self._in_worker(f"unstarted-{gid}",
+                            lambda: unstarted.follow_up(li, gid, me, cfg.records, cfg.url),
+                            lambda start: self.start_game(gid, start) if isinstance(start, dict) else None)
 
     def start_game(self, gid: str, info: GameInfo | None = None) -> None:
         """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time

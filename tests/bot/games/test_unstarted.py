@@ -1,5 +1,5 @@
 """A game the bot accepted but never saw start (bot/games/unstarted.py): its verdict and record from
-lila's export, then the runner's follow-up against the sandbox's real export through the real client."""
+lila's export, then the runner's worker against the sandbox's real export through the real client."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import chess.pgn
 import pytest
 
 from bot.games import unstarted
-from bot.process.inbox import Call
-from bot.process.runner import Runner
+from bot.lichess import Lichess
 from tests.helpers.bots import make_config
 
 pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=23)
@@ -44,16 +43,15 @@ def test_the_record_of_an_export():
 
 def test_the_runner_records_a_game_aborted_before_it_saw_it_start(sandbox, tmp_path, caplog):
     cfg = make_config(sandbox, records={"directory": str(tmp_path)})
-    runner = Runner(cfg, warm_up=False)
-    runner.me = "umax-bot"
+    li = Lichess(cfg.token, cfg.url, cfg.network)
     aborted = sandbox.start_game(bot_color="black", clock=(180, 2), opponent_name="alice")
     sandbox.world.opponent_abort(aborted)
     assert sandbox.game(aborted).status == "aborted"
     running = sandbox.start_game(bot_color="white", clock=(180, 2), opponent_name="bob")
-    with caplog.at_level(logging.INFO, logger="bot.process.runner"):
-        runner._follow_up_unstarted(aborted)
-        runner._follow_up_unstarted(running)
-        runner._follow_up_unstarted("Zz999999")
+    with caplog.at_level(logging.INFO, logger="bot.games.unstarted"):
+        assert unstarted.follow_up(li, aborted, "umax-bot", cfg.records, cfg.url) is None
+        start = unstarted.follow_up(li, running, "umax-bot", cfg.records, cfg.url)
+        assert unstarted.follow_up(li, "Zz999999", "umax-bot", cfg.records, cfg.url) is None
     game = chess.pgn.read_game(io.StringIO(next(tmp_path.glob(f"*{aborted}*.pgn")).read_text()))
     assert game.headers["White"] == "alice" and game.headers["Black"] == "umax-bot"
     assert (game.headers["Result"], game.headers["Termination"]) == ("*", "Abandoned")  # lila's words
@@ -61,5 +59,4 @@ def test_the_runner_records_a_game_aborted_before_it_saw_it_start(sandbox, tmp_p
     assert f"game {aborted}: accepted but never seen starting: aborted" in said
     assert "game Zz999999: accepted but never started: the server has no such game" in said
     assert f"game {running}: accepted, its gameStart never came, and it is started" in said
-    handed = runner.inbox.next(1.0)  # the running game goes to the loop, which alone starts games
-    assert isinstance(handed, Call)
+    assert start == {"gameId": running, "speed": "blitz"}  # for the loop, which alone starts games
