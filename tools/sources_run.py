@@ -2,7 +2,7 @@
 
     python -m tools.sources_run [--positions 30] [--games 6] [--clock 60+0] [--delay 0.3]
 
-Two parts, both against the sandbox's stand-ins (bot/sandbox/online.py) on 127.0.0.1, through the
+Two parts, both against the sandbox's stand-ins (bot/sandbox/service_standins.py) on 127.0.0.1, through the
 bot's own client (bot/sources/online.py), never the real services:
 
 1. Per source and condition, the time `move()` keeps a game, over `--positions` positions of a book
@@ -32,7 +32,7 @@ import chess.polyglot
 from bot.config import config_from_dict
 from bot.process.runner import Runner
 from bot.sandbox import Sandbox
-from bot.sandbox.online import BookOpponent
+from bot.sandbox.service_standins import BookOpponent
 from bot.sources.chain import close_all
 from bot.sources.services import build_online_sources
 from engine.book import DEFAULT_BOOK

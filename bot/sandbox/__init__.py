@@ -173,6 +173,7 @@ from .faults import (
     Silence,
     Stale,
 )
+from .lila_json import DECLINE_REASONS, STATUS_IDS
 from .opponents import (
     AcceptAll,
     DeclineAll,
@@ -190,7 +191,6 @@ from .opponents import (
     SparringPolicy,
     UciOpponent,
 )
-from .wire import DECLINE_REASONS, STATUS_IDS
 
 __all__ = [
     "DECLINE_REASONS", "STATUS_IDS", "AcceptAll", "ChallengeInfo", "CutStream", "DeclineAll", "DeclineFast",

@@ -11,9 +11,7 @@ from typing import Any, Callable, NamedTuple
 import chess
 
 from . import faults as flt
-from . import wire
-from .arenas import Arena, Tournaments, pairing_thread
-from .online import OnlineStandIns
+from . import lila_json
 from .opponents import (
     AcceptAll,
     DeclineFast,
@@ -24,10 +22,12 @@ from .opponents import (
     RandomOpponent,
     SparringPolicy,
 )
-from .runner import Runner
+from .referee import Runner
 from .server import SandboxHTTPServer
+from .service_standins import OnlineStandIns
 from .state import Challenge, Game, Player, SparringBot
-from .tablebase import TablebaseStandIn
+from .tablebase_service import TablebaseStandIn
+from .tournaments import Arena, Tournaments, pairing_thread
 from .world import World
 
 
@@ -68,7 +68,7 @@ class ChallengeInfo:
     @property
     def decline_key(self) -> str | None:
         """The reason as lila takes it: lower-case key, "generic" for an unknown word."""
-        return wire.decline_key(self.decline_reason) if self.status == "declined" else None
+        return lila_json.decline_key(self.decline_reason) if self.status == "declined" else None
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ class Sandbox:
                            gone_tick_s=gone_tick_s, bot_games_per_day=bot_games_per_day,
                            bot_limit_reset_s=bot_limit_reset_s, event_stream_limit=event_stream_limit)
         self.runner = Runner(self.world, opponent_think_s)
-        self.tournaments = Tournaments(self.world)  # arenas and Swiss (bot/sandbox/arenas.py)
+        self.tournaments = Tournaments(self.world)  # arenas and Swiss (bot/sandbox/tournaments.py)
         self._log: list[RequestRecord] = []
         self._details: list[RequestDetail] = []
         self._log_lock = threading.Lock()
@@ -284,8 +284,8 @@ class Sandbox:
         """Another bot account, listed by /api/bot/online while online: it answers the bot's challenges by
         `policy` (default AcceptAll) after `answer_delay_s` and plays accepted games with `play()` (default
         a random mover). `rating`: one for every speed, or per speed."""
-        ratings = dict.fromkeys(wire.RATED_SPEEDS, rating) if isinstance(rating, int) else {
-            **dict.fromkeys(wire.RATED_SPEEDS, 1500), **rating}
+        ratings = dict.fromkeys(lila_json.RATED_SPEEDS, rating) if isinstance(rating, int) else {
+            **dict.fromkeys(lila_json.RATED_SPEEDS, 1500), **rating}
         seeds = random.Random(f"{name}/{self.rng.random()}")
         self.world.add_sparring(SparringBot(
             player=Player.named(name, "BOT", ratings["blitz"]), ratings=ratings, policy=policy or AcceptAll(),
@@ -343,7 +343,7 @@ class Sandbox:
             return c.status
 
     # --- games -----------------------------------------------------------------------------------
-    # --- tournaments (bot/sandbox/arenas.py) --------------------------------------------------------
+    # --- tournaments (bot/sandbox/tournaments.py) --------------------------------------------------------
     def add_arena(self, tid: str | None = None, *, starts_in_s: float = 0.0, minutes: float = 60.0,
                   clock: tuple[int, int] = (60, 0), opponent: Callable[[], Opponent] | None = None,
                   **options: Any) -> str:

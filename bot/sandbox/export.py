@@ -16,7 +16,7 @@ import chess
 
 from bot.speed import estimated_seconds, speed_of
 
-from . import wire
+from . import lila_json
 from .forms import TRUEISH
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,8 +96,8 @@ def _clk(ms: int) -> str:
 
 def _perf_name(g: Game) -> str:
     speed = speed_of(g.clock)
-    key = wire.perf_key(g.variant, speed)
-    return wire.VARIANTS[key][0] if key in wire.VARIANTS else key[:1].upper() + key[1:]
+    key = lila_json.perf_key(g.variant, speed)
+    return lila_json.VARIANTS[key][0] if key in lila_json.VARIANTS else key[:1].upper() + key[1:]
 
 
 def _escape(value: str) -> str:
@@ -114,7 +114,7 @@ def pgn_tags(g: Game, base_url: str, flags: Flags) -> list[tuple[str, str]]:
             ("GameId", g.id), ("UTCDate", date), ("UTCTime", time.strftime("%H:%M:%S", created)),
             ("WhiteElo", str(g.white.rating)), ("BlackElo", str(g.black.rating))]
     tags += [(f"{side}Title", p.title) for side, p in (("White", g.white), ("Black", g.black)) if p.title]
-    tags += [("Variant", wire.VARIANTS.get(g.variant, (g.variant,))[0]),
+    tags += [("Variant", lila_json.VARIANTS.get(g.variant, (g.variant,))[0]),
              ("TimeControl", f"{g.clock[0]}+{g.clock[1]}" if g.clock else "-"), ("ECO", "?")]
     if flags.opening:
         tags.append(("Opening", "?"))  # the sandbox has no opening book: lila's "unknown"
@@ -172,7 +172,7 @@ def game_json(g: Game, base_url: str, flags: Flags, now_ms: int) -> dict[str, An
 
     out: dict[str, Any] = {
         "id": g.id, "rated": g.rated, "variant": g.variant, "speed": speed,
-        "perf": wire.perf_key(g.variant, speed), "createdAt": g.created_ms, "lastMoveAt": now_ms,
+        "perf": lila_json.perf_key(g.variant, speed), "createdAt": g.created_ms, "lastMoveAt": now_ms,
         "status": g.status, "source": g.source,
         "players": {"white": side(g.white), "black": side(g.black)},
     }

@@ -1,7 +1,7 @@
 """The event fan-out: who listens (the bot's event stream, each game's streams) and what each hears.
 
 `Feed` keeps the open ndjson streams and turns a change of the state into the lines Lichess sends
-(shapes from wire.py). It decides no rule: games.py and world.py call it, under the world's lock,
+(shapes from lila_json.py). It decides no rule: games.py and world.py call it, under the world's lock,
 after each change, so a stream's snapshot and the events after it can never miss or repeat one.
 The HTTP handler thread drains a `Subscriber`'s queue (server.py). The sandbox's page (tv.py) is
 told of every change of every game through a `Watcher` of its own.
@@ -14,7 +14,7 @@ import queue
 import time
 from typing import Any, Callable, Iterable
 
-from . import tv, wire
+from . import lila_json, tv
 from .limits import ConnectLimit
 from .state import ApiError, Challenge, Game
 
@@ -82,7 +82,7 @@ class Feed:
         self.event_stream_connects += 1
         for g in games:
             if g.status == "started":
-                sub.send({"type": "gameStart", "game": wire.game_event_info(g)})
+                sub.send({"type": "gameStart", "game": lila_json.game_event_info(g)})
         for c in challenges:
             if c.status == "created":
                 sub.send(self._challenge_line("challenge", c))
@@ -93,7 +93,7 @@ class Feed:
             self.event_sub.send(obj)
 
     def _challenge_line(self, kind: str, c: Challenge) -> dict[str, Any]:
-        line: dict[str, Any] = {"type": kind, "challenge": wire.challenge_json(c, self.base_url())}
+        line: dict[str, Any] = {"type": kind, "challenge": lila_json.challenge_json(c, self.base_url())}
         if kind == "challenge":
             line["compat"] = _COMPAT
         return line
@@ -109,7 +109,7 @@ class Feed:
         self._publish_event(self._challenge_line("challengeDeclined", c))
 
     def game_start(self, g: Game) -> None:
-        self._publish_event({"type": "gameStart", "game": wire.game_event_info(g)})
+        self._publish_event({"type": "gameStart", "game": lila_json.game_event_info(g)})
         self._publish_watch(g)
 
     # --- a game's streams ----------------------------------------------------------------------
@@ -125,7 +125,7 @@ class Feed:
             old.close()
         sub = Subscriber("game", g.id, agent)
         self.game_stream_connects[g.id] = self.game_stream_connects.get(g.id, 0) + 1
-        sub.send(wire.game_full_json(g))
+        sub.send(lila_json.game_full_json(g))
         if g.status != "started":
             sub.close()
         else:
@@ -141,7 +141,7 @@ class Feed:
             s.send(obj)
 
     def game_state(self, g: Game) -> None:
-        self._publish_game(g, wire.game_state_json(g))
+        self._publish_game(g, lila_json.game_state_json(g))
         self._publish_watch(g)
 
     def chat_line(self, g: Game, username: str, room: str, text: str) -> None:
@@ -155,11 +155,11 @@ class Feed:
 
     def game_over(self, g: Game) -> None:
         """The final gameState ends each of the game's streams; gameFinish on the event stream."""
-        final = wire.game_state_json(g)
+        final = lila_json.game_state_json(g)
         for s in self.game_subs.pop(g.id, []):
             s.send(final)
             s.close()
-        self._publish_event({"type": "gameFinish", "game": wire.game_event_info(g)})
+        self._publish_event({"type": "gameFinish", "game": lila_json.game_event_info(g)})
         self._publish_watch(g)
 
     # --- the page's streams (tv.py) ------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import wire
+from . import lila_json
 from .state import ApiError
 
 # lila.common.Form.trueish: these words mean yes; every other word means no (never an error).
@@ -49,7 +49,7 @@ def challenge_form(form: dict[str, Any]) -> tuple[tuple[int, int] | None, int | 
     if color not in ("white", "black", "random"):
         errors["color"] = ["Invalid value"]
     variant = str(fields.get("variant", "standard"))
-    if variant not in wire.VARIANTS or variant == "fromPosition":
+    if variant not in lila_json.VARIANTS or variant == "fromPosition":
         errors["variant"] = ["Invalid value"]
     if errors:
         raise ApiError(400, "Invalid form", {"error": errors})

@@ -23,10 +23,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from . import export, faults, tv, wire
+from . import export, faults, lila_json, tv
 from .feed import CLOSE, CUT, Subscriber
 from .forms import TRUEISH, check_chat_form
-from .online import PATHS as ONLINE_PATHS
+from .service_standins import PATHS as ONLINE_PATHS
 from .state import ApiError
 from .world import World
 
@@ -243,7 +243,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _tablebase(self, query: dict[str, str]) -> None:
-        """The stand-in for tablebase.lichess.ovh (bot/sandbox/tablebase.py); 404 when not enabled."""
+        """The stand-in for tablebase.lichess.ovh (bot/sandbox/tablebase_service.py); 404 when not enabled."""
         stand_in = self.app.tablebase
         if stand_in is None:
             self._send_json(404, {"error": "Not found."})
@@ -373,11 +373,11 @@ class Handler(BaseHTTPRequestHandler):
         w = self.world
         with w.cond:
             games, now_ms = list(w.games.values()), int(time.time() * 1000)
-            return wire.account_json(w.bot, w.bot_account, w.bot_ratings, games, w.base_url(), now_ms)
+            return lila_json.account_json(w.bot, w.bot_account, w.bot_ratings, games, w.base_url(), now_ms)
 
     def h_playing(self, query: dict[str, str], body: Any) -> Any:
         with self.world.cond:
-            return wire.now_playing_json(self.world.games.values(), int(query.get("nb") or 9))
+            return lila_json.now_playing_json(self.world.games.values(), int(query.get("nb") or 9))
 
     def h_upgrade(self, query: dict[str, str], body: Any) -> Any:
         with self.world.cond:
@@ -417,7 +417,7 @@ class Handler(BaseHTTPRequestHandler):
         keep_alive = str(form.get("keepAliveStream", query.get("keepAliveStream", ""))).lower() in TRUEISH
         c = self.world.create_outgoing(username, form)
         with self.world.cond:
-            answer = {**wire.challenge_json(c, self.world.base_url()), "direction": "out"}
+            answer = {**lila_json.challenge_json(c, self.world.base_url()), "direction": "out"}
         if not keep_alive:
             return answer
         self._challenge_stream(c.id, answer)
@@ -433,7 +433,7 @@ class Handler(BaseHTTPRequestHandler):
         sub = Subscriber("online")
         now_ms = int(time.time() * 1000)
         for player, ratings in self.world.online_bots(nb):
-            sub.send(wire.online_bot_json(player, ratings, now_ms))
+            sub.send(lila_json.online_bot_json(player, ratings, now_ms))
         sub.close()
         self._stream(sub)
 
@@ -503,7 +503,7 @@ class Handler(BaseHTTPRequestHandler):
         w = self.world
         with w.cond:
             known = w.known_players()
-            return [wire.user_status_json(known[i], *w.presence(known[i])) for i in ids if i in known]
+            return [lila_json.user_status_json(known[i], *w.presence(known[i])) for i in ids if i in known]
 
     def h_user(self, query: dict[str, str], body: Any, username: str) -> Any:
         """lila Api.user -> UserApi.extended; an unknown user is ApiResult.NoData: 404 "Not found"."""
@@ -511,7 +511,7 @@ class Handler(BaseHTTPRequestHandler):
         with w.cond:
             p, ratings, game_id = w.public_user(username)
             url = f"{w.base_url()}/{game_id}" if game_id else None
-            return wire.user_extended_json(p, ratings, url, w.base_url(), int(time.time() * 1000))
+            return lila_json.user_extended_json(p, ratings, url, w.base_url(), int(time.time() * 1000))
 
     def h_export(self, query: dict[str, str], body: Any, gid: str) -> None:
         """lila Game.exportOne: PGN unless Accept asks for JSON; an unknown game is 404."""

@@ -117,7 +117,7 @@ class Game:
         self.think_s: float | None = options.get("think_s")
         self.no_start_s = no_start_s
         self.source = "friend"
-        self.tournament_id: str | None = None  # an arena game (bot/sandbox/arenas.py)
+        self.tournament_id: str | None = None  # an arena game (bot/sandbox/tournaments.py)
         self.created_ms = int(time.time() * 1000)
         self.moves: list[str] = []          # as sent on the wire (castling per castling_kxr)
         self.move_clocks: list[int] = []    # the mover's clock (ms) after each move, as lila's clock history

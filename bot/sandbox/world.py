@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from bot.speed import speed_of
 
-from . import wire
+from . import lila_json
 from .boards import new_board
 from .feed import Subscriber
 from .forms import challenge_form
@@ -41,7 +41,7 @@ class World(GameRules):
         self.challenges: dict[str, Challenge] = {}
         self.on_outgoing_challenge: Callable[[Challenge], None] | None = None  # schedules the answer
         self.sparring: dict[str, SparringBot] = {}  # by id
-        self.bot_ratings = dict.fromkeys(wire.RATED_SPEEDS, 1500)
+        self.bot_ratings = dict.fromkeys(lila_json.RATED_SPEEDS, 1500)
 
     def _id_taken(self, gid: str) -> bool:
         return gid in self.games or gid in self.challenges
@@ -120,7 +120,7 @@ class World(GameRules):
 
     def decline_challenge(self, cid: str, reason: str, body: Any = None) -> None:
         """lila Challenge.apiDecline: only an open challenge (else 404); any reason word is taken, an
-        unknown one as generic (wire.decline_key). challengeDeclined goes to both sides, so the bot's
+        unknown one as generic (lila_json.decline_key). challengeDeclined goes to both sides, so the bot's
         own stream hears of the challenge it declined."""
         with self.cond:
             c = self.get_challenge(cid)
@@ -186,7 +186,7 @@ class World(GameRules):
             elif p.id in self.sparring:
                 ratings = dict(self.sparring[p.id].ratings)
             else:
-                ratings = dict.fromkeys(wire.RATED_SPEEDS, p.rating)
+                ratings = dict.fromkeys(lila_json.RATED_SPEEDS, p.rating)
             live = [g.id for g in self.games.values() if g.status == "started" and p in (g.white, g.black)]
             return p, ratings, live[0] if live else None
 

@@ -8,7 +8,7 @@ import pytest
 
 from bot import wire
 from bot.sandbox import Sandbox, ScriptedOpponent
-from bot.sandbox import wire as sent
+from bot.sandbox import lila_json as sent
 
 
 def keys(shape: Any) -> set[str]:

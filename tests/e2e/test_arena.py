@@ -1,6 +1,6 @@
 """Lichess arenas through the real client: `python -m bot join|withdraw ID` against the sandbox, and
 a running bot that plays the arena games lila pairs it into (bot/process/arenas.py,
-bot/sandbox/arenas.py; lila's rules in docs/LICHESS.md, "Tournaments")."""
+bot/sandbox/tournaments.py; lila's rules in docs/LICHESS.md, "Tournaments")."""
 
 from __future__ import annotations
 

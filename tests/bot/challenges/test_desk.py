@@ -32,7 +32,7 @@ from bot.challenges.policy import accept, decline
 from bot.challenges.slots import Slots
 from bot.config import config_from_dict
 from bot.lichess import BotQuota, Lichess
-from bot.sandbox import Sandbox, wire
+from bot.sandbox import Sandbox, lila_json
 
 NO_SLOT = decline("later", "challenge.concurrency", "1 game(s) in progress, limit 1")
 
@@ -228,7 +228,7 @@ def test_post_answer_accepts_and_says_how_a_refused_answer_went():
         first, withdrawn = sb.send_challenge("dora"), sb.send_challenge("bob")
         sb.cancel_challenge(withdrawn)
         with sb.world.cond:  # each challenge as the event stream sends it
-            sent = {cid: wire.challenge_json(sb.world.get_challenge(cid), sb.url)
+            sent = {cid: lila_json.challenge_json(sb.world.get_challenge(cid), sb.url)
                     for cid in (first, withdrawn)}
         yes = accept("challenge", "test")
         assert post_answer(li, Job(sent[first], yes)) == Outcome(SENT)

@@ -48,7 +48,7 @@ from bot.games.position import GamePosition
 from bot.lichess import Lichess, TransientError
 from bot.process.runner import ID, Runner
 from bot.sandbox import RandomOpponent, Sandbox
-from bot.sandbox.wire import DECLINE_REASONS, game_full_json, game_state_json
+from bot.sandbox.lila_json import DECLINE_REASONS, game_full_json, game_state_json
 from engine import Engine
 from tests.helpers.games import FakeClock
 

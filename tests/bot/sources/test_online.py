@@ -1,6 +1,6 @@
 """The online move sources (bot/sources/online.py, services.py): the opening explorer, Lichess's cloud
 evaluation and chessdb, asked through real HTTP (the bot's own requests client) of their stand-ins in
-the sandbox (bot/sandbox/online.py), alone and in the real bot's games.
+the sandbox (bot/sandbox/service_standins.py), alone and in the real bot's games.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from bot.config import ConfigError, config_from_dict
 from bot.games.position import GamePosition
 from bot.sandbox import Sandbox
-from bot.sandbox.online import BookOpponent
+from bot.sandbox.service_standins import BookOpponent
 from bot.sources.chain import close_all, move_sources
 from bot.sources.online import GameView, OnlineSource, token_for
 from bot.sources.services import build_online_sources
