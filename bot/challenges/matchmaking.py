@@ -2,9 +2,17 @@
 
 The contract:
 
-- One thread (`Matchmaker.run`), started by the Runner when `matchmaking.enabled`. It challenges only
-  when no game runs and no challenge of ours is pending, `idle_s` after the last game (or the last
-  attempt), and never while Lichess's daily quota of bot games refuses us.
+- State the runner's control loop advances (`Matchmaker`), with no thread and no lock, created by the
+  Runner when `matchmaking.enabled` (or the console's `matchmaking on`). It challenges only when no game
+  runs and no challenge of ours is pending, `idle_s` after the last game (or the last attempt), and
+  never while Lichess's daily quota of bot games refuses us or a 429 pause holds these requests back.
+- The loop tells it the news (`on_own_challenge`, `on_declined`, `on_canceled`, `on_game_start`, `close`)
+  and after every message or tick asks `next_request(now)`: a `Look` (our account when due, then the
+  online bots), a `ChallengeBot` (the slot reserved), a `Cancel`, or None; at most one is in flight.
+  The runner sends it in a worker (`perform`: the loop never waits on the network) and hands the answer
+  to `done(request, answer, now)`: a list of bots becomes a choice, and the next request the challenge.
+  `wake_at()` is the next deadline (an answer due, the idle time over) for the loop's wait; `now` is
+  always the loop's monotonic clock, so the state machine is tested on a fake one.
 - Opponents come from `GET /api/bot/online`. Skipped: ourselves, `block_list`, bots we are playing,
   bots that declined us recently (the memory below), bots outside the rating window (`min_rating`,
   `max_rating`, and `rating_difference` from our own rating in that speed, from /api/account `perfs`).
@@ -13,9 +21,6 @@ The contract:
   the gameStart of that id (lila's game id is the challenge id), and is given back when the challenge
   is declined, cancelled, or left unanswered for `challenge_timeout_s` (then cancelled with
   `POST /api/challenge/{id}/cancel`).
-- Events flow one way: the Runner's dispatch hands our own `challenge`, `challengeDeclined`,
-  `challengeCanceled` and every `gameStart` to the `on_*` methods, which only queue them and wake the
-  thread; the thread does all the work.
 - Declines teach (`declineReasonKey`, lower case): toofast/tooslow/timecontrol -> that clock (and any
   faster/slower one) is not offered to that bot for a day; rated/casual -> that mode, a day;
   later -> the bot rests an hour; nobot/onlybot/generic (and anything unknown) -> a week;
@@ -24,7 +29,9 @@ The contract:
   `memory_file` (written atomically: temp file + rename); a missing or corrupt one starts fresh with
   one WARNING line.
 - Our own quota (429 bot.vsBot.day): matchmaking pauses max(QUOTA_MIN_PAUSE_S, seconds), one log line.
-- On shutdown the thread stops at once and cancels its pending challenge.
+- `close()` (`matchmaking off`, a stop, a drain): no new challenge, and the pending one is cancelled
+  (its `Cancel` is the next request, after the answer of one in flight); the runner waits for that
+  cancel at a stop, within its shutdown deadline.
 """
 
 from __future__ import annotations
@@ -32,10 +39,10 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import math
 import os
 import random
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -262,207 +269,291 @@ def in_window(user: User, ours: Account, offer: Offer, cfg: MatchmakingConfig) -
     return mine is not None and abs(theirs - mine) <= cfg.rating_difference
 
 
-# ---------------------------------------------------------------- the thread
+# ---------------------------------------------------------------- the requests
+
+
+@dataclass(frozen=True)
+class Look:
+    """List the online bots (`GET /api/bot/online`), our account first when our ratings are due a refresh."""
+
+    refresh_account: bool
+
+
+@dataclass(frozen=True)
+class ChallengeBot:
+    """Challenge `bot` with `offer` (`POST /api/challenge/{bot}`): its slot is reserved already."""
+
+    bot: str
+    offer: Offer
+    variant: str
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Withdraw our challenge `cid` (`POST /api/challenge/{cid}/cancel`)."""
+
+    cid: str
+
+
+Request = Look | ChallengeBot | Cancel
+
+
+@dataclass(frozen=True)
+class Looked:
+    """A Look's answer. `account` is None when it was not refreshed; `account_error` says why it failed."""
+
+    bots: list[User]
+    bad: int  # lines of the list that were not a bot
+    account: Account | None = None
+    account_error: str = ""
+
+
+# What a request brought back: a Look's Looked, a ChallengeBot's JSON, a Cancel's None, or what went
+# wrong (a LichessError: the server's word; another exception: a bug in the request).
+Answer = Looked | dict[str, Any] | None | Exception
+
+
+def perform(li: Lichess, request: Request) -> Answer:
+    """Send one request (in a worker: it may wait out a pause or retries). What went wrong is the
+    answer, never raised: the matchmaker must hear back to send its next request."""
+    try:
+        if isinstance(request, Look):
+            return _look(li, request)
+        if isinstance(request, ChallengeBot):
+            offer = request.offer
+            return li.create_challenge(request.bot, rated=offer.rated, clock=offer.clock, days=offer.days,
+                                       variant=request.variant)
+        li.cancel_challenge(request.cid)
+        return None
+    except LichessError as e:
+        return e
+    except Exception as e:  # noqa: BLE001 - a bug must not leave the matchmaker waiting for ever
+        log.exception("matchmaking: error in a %s request", type(request).__name__)
+        return e
+
+
+def _look(li: Lichess, request: Look) -> Looked:
+    account, error = None, ""
+    if request.refresh_account:
+        try:
+            account = li.account()
+        except Stopped:
+            raise
+        except LichessError as e:  # the last ratings do: the list is what matters
+            error = str(e)
+    bots, bad = li.online_bots()
+    return Looked(bots, bad, account, error)
+
+
+# ---------------------------------------------------------------- the state
 
 
 @dataclass
 class Pending:
-    """Our challenge waiting for an answer. `cid` is None until Lichess tells its id."""
+    """Our challenge, from its slot's reservation to its answer. `cid` is None until Lichess tells its id."""
 
     key: str  # the slot's name: a local key until the id is known, then the id
     bot: str
     offer: Offer
-    deadline: float  # monotonic
+    deadline: float  # monotonic: cancelled when still unanswered then
     cid: str | None = None
+    sent: bool = False  # its ChallengeBot request has gone out
 
 
 class Matchmaker:
-    """Challenges online bots while the bot is idle (see the module docstring)."""
+    """Challenges online bots while the bot is idle (see the module docstring).
 
-    def __init__(self, cfg: MatchmakingConfig, li: Lichess, slots: Slots, quota: BotQuota, *, me: str,
-                 account: Account, stop: threading.Event, busy_with: Callable[[], set[str]],
+    State that the runner's control loop advances, with no thread and no lock: the loop tells it the
+    news (`on_*`, `close`), asks `next_request(now)` after every message or tick, runs that request
+    where it may wait (`perform`) and hands the answer to `done`. `now` is always the loop's monotonic
+    clock. `busy_with()` names the opponents of the games running; `paused_s()` is how long a 429
+    pause still holds the matchmaking requests back."""
+
+    def __init__(self, cfg: MatchmakingConfig, slots: Slots, quota: BotQuota, *, me: str, account: Account,
+                 now: float, busy_with: Callable[[], set[str]], paused_s: Callable[[], float],
                  rng: random.Random | None = None):
-        self.cfg, self.li, self.slots, self.quota = cfg, li, slots, quota
-        self.me, self.account, self.stop, self.busy_with = me, account, stop, busy_with
+        self.cfg, self.slots, self.quota = cfg, slots, quota
+        self.me, self.account, self.busy_with, self.paused_s = me, account, busy_with, paused_s
         self.rng = rng or random.Random()
         self.memory = DeclineMemory(cfg.memory_file).load()
         self.pending: Pending | None = None
+        self.in_flight: Request | None = None  # at most one request at a time
+        # `matchmaking off`, a stop or a drain: no new challenge, and the pending one is cancelled.
+        self.closing = False
         self.stats: collections.Counter[str] = collections.Counter()  # sent, accepted, declined:<key>, ...
-        self._cv = threading.Condition()
-        self._events: collections.deque[tuple[str, Any]] = collections.deque()
-        self._last_busy = time.monotonic()  # when a game last ran (or we started)
-        self._last_try = 0.0  # when we last looked for an opponent
-        self._paused_until = 0.0  # our quota: no challenge before this (monotonic)
-        self._account_at = time.monotonic()
+        self._why_closing = ""
+        self._last_busy = now  # when a game last ran (or we started)
+        self._last_try = -math.inf  # when we last looked for an opponent
+        self._paused_until = -math.inf  # a quota or a 429 pause: no look before this
+        self._account_at = now
         self._keys = 0
         self._turn = -1
-        self._thread = threading.Thread(target=self.run, name="matchmaking", daemon=True)
+        log.info("matchmaking on: challenging an online bot after %g s without a game (%s)", cfg.idle_s,
+                 ", ".join(str(o) for o in offers(cfg)))
 
-    # --- the Runner's side: queue and wake, nothing else
-    def start(self) -> None:
-        log.info("matchmaking on: challenging an online bot after %g s without a game (%s)", self.cfg.idle_s,
-                 ", ".join(str(o) for o in offers(self.cfg)))
-        self._thread.start()
-
-    def join(self, timeout: float) -> None:
-        self.wake()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+    # ------------------------------------------------------------ the news
 
     def on_own_challenge(self, ch: Challenge) -> None:
-        self._post("created", ch)
-
-    def on_declined(self, ch: Challenge) -> None:
-        self._post("declined", ch)
-
-    def on_canceled(self, ch: Challenge) -> None:
-        self._post("canceled", ch)
-
-    def on_game_start(self, gid: str) -> None:
-        self._post("started", gid)
-
-    def next_attempt_s(self) -> float | None:
-        """Seconds until the next challenge may go (the console's `status`); None while one of ours
-        waits for its answer."""
-        if self.pending is not None:
-            return None
-        due = max(max(self._last_busy, self._last_try) + self.cfg.idle_s, self._paused_until)
-        return max(0.0, due - time.monotonic())
-
-    def wake(self) -> None:
-        """A slot freed or the bot stops: look again now."""
-        with self._cv:
-            self._cv.notify_all()
-
-    def _post(self, kind: str, payload: Any) -> None:
-        with self._cv:
-            self._events.append((kind, payload))
-            self._cv.notify_all()
-
-    # --- the thread
-    def run(self) -> None:
-        try:
-            while not self.stop.is_set():
-                self._handle_events()
-                self._check_timeout()
-                if not self.stop.is_set():
-                    self._maybe_challenge()
-                self._sleep()
-        except Exception:  # noqa: BLE001 - a bug here must not take the bot down; games go on
-            log.exception("matchmaking stopped by an error")
-        finally:
-            self._cancel_pending("the bot stops")
-
-    def _sleep(self) -> None:
-        with self._cv:
-            if not self._events and not self.stop.is_set():
-                self._cv.wait(self._next_wake())
-
-    def _next_wake(self) -> float:
-        """At most a second: the next deadline (an answer due, the idle time over) comes sooner."""
-        now = time.monotonic()
-        due = self.pending.deadline if self.pending is not None else max(self._last_busy, self._last_try) + \
-            self.cfg.idle_s
-        return max(0.01, min(1.0, due - now))
-
-    def _handle_events(self) -> None:
-        while True:
-            with self._cv:
-                if not self._events:
-                    return
-                kind, payload = self._events.popleft()
-            getattr(self, f"_{kind}")(payload)
-
-    def _created(self, ch: Challenge) -> None:
         """Our challenge as the event stream announces it: gives the id if the POST's answer was lost."""
         p, cid = self.pending, ch.get("id")
-        dest = _dest(ch)
-        to = str(dest.get("id", "")).lower()
+        to = str(_dest(ch).get("id", "")).lower()
         if p is not None and p.cid is None and isinstance(cid, str) and to == p.bot:
             self._name_pending(p, cid)
 
-    def _declined(self, ch: Challenge) -> None:
-        dest = _dest(ch)
-        bot, offer = str(dest.get("id", "")).lower(), offer_of(ch)
+    def on_declined(self, ch: Challenge, now: float) -> None:
+        """`challengeDeclined` of ours: learnt (and saved), and its slot given back."""
+        bot, offer = str(_dest(ch).get("id", "")).lower(), offer_of(ch)
         key = str(ch.get("declineReasonKey") or "generic").lower()
         self.stats[f"declined:{key}"] += 1
         learnt = self.memory.learn(bot, offer, key) if bot and offer else "nothing (unreadable challenge)"
         self.memory.save()
         log.info("matchmaking: %s declined %s (%s): not asked %s", bot or "?", offer or "?", key, learnt)
-        self._settle(ch.get("id"))
+        self._settle(ch.get("id"), now)
 
-    def _canceled(self, ch: Challenge) -> None:
-        self._settle(ch.get("id"))
+    def on_canceled(self, ch: Challenge, now: float) -> None:
+        self._settle(ch.get("id"), now)
 
-    def _started(self, gid: str) -> None:
-        self._last_busy = time.monotonic()
+    def on_game_start(self, gid: str, now: float) -> None:
+        """Every gameStart (after the runner gave the game its slot): the idle time starts again, and our
+        challenge of that id was accepted (lila's game id is the challenge id)."""
+        self._last_busy = now
         p = self.pending
         if p is not None and p.cid == gid:
             self.stats["accepted"] += 1
             log.info("matchmaking: %s accepted %s; game %s", p.bot, p.offer, gid)
             self.pending = None  # the slot is the game's now (Slots.hold)
 
-    def _settle(self, cid: Any) -> None:
+    def close(self, why: str) -> None:
+        """No challenge from now on; the pending one is cancelled (its Cancel is the next request)."""
+        self.closing, self._why_closing = True, why
+
+    def _settle(self, cid: Any, now: float) -> None:
         """Our pending challenge is over without a game: give its slot back."""
         p = self.pending
         if p is not None and p.cid is not None and p.cid == cid:
-            self.pending = None
+            self._drop(now)
+
+    def _drop(self, now: float) -> None:
+        p, self.pending = self.pending, None
+        if p is not None:
             self.slots.unreserve(p.key)
-            self._last_try = time.monotonic()
+            self._last_try = now
 
     def _name_pending(self, p: Pending, cid: str) -> None:
         self.slots.rekey(p.key, cid)
         p.key = p.cid = cid
 
-    def _check_timeout(self) -> None:
+    # ------------------------------------------------------------ what to do now
+
+    def next_request(self, now: float) -> Request | None:
+        """The request to send now, or None: nothing is due, or one is in flight (it stays so until
+        `done`)."""
+        if self.in_flight is not None:
+            return None
+        self.in_flight = self._for_pending(now) if self.pending is not None else self._look(now)
+        return self.in_flight
+
+    def wake_at(self) -> float | None:
+        """When `next_request` may have a request without news: the pending challenge's deadline, or the
+        end of the idle time (or of a pause). None while a request is in flight (its answer is news)."""
+        if self.in_flight is not None:
+            return None
+        if self.pending is not None:
+            return self.pending.deadline
+        return None if self.closing else self._due_at()
+
+    def next_attempt_s(self, now: float) -> float | None:
+        """Seconds until the next challenge may go (the console's `status`); None while one of ours
+        waits for its answer."""
+        if self.pending is not None:
+            return None
+        return max(0.0, self._due_at() - now)
+
+    def _due_at(self) -> float:
+        return max(max(self._last_busy, self._last_try) + self.cfg.idle_s, self._paused_until)
+
+    def _for_pending(self, now: float) -> Request | None:
+        """The pending challenge's request: the challenge itself, or its cancel once matchmaking ends
+        or its answer is overdue."""
         p = self.pending
-        if p is None or time.monotonic() < p.deadline:
-            return
+        assert p is not None
+        if self.closing:
+            return self._cancel(p, self._why_closing, now)
+        if not p.sent:
+            p.sent = True
+            log.info("matchmaking: challenging %s to %s", p.bot, p.offer)
+            return ChallengeBot(p.bot, p.offer, self.cfg.variant)
+        if now < p.deadline:
+            return None
         self.stats["unanswered"] += 1
         self.memory.rest(p.bot, UNANSWERED_REST_S, "no answer")
         self.memory.save()
-        self._cancel_pending(f"no answer in {self.cfg.challenge_timeout_s:g} s")
+        return self._cancel(p, f"no answer in {self.cfg.challenge_timeout_s:g} s", now)
 
-    def _cancel_pending(self, why: str) -> None:
-        p, self.pending = self.pending, None
-        if p is None:
-            return
-        if p.cid is not None and not self.slots.running(p.cid):
-            log.info("matchmaking: cancelling challenge %s to %s: %s", p.cid, p.bot, why)
-            try:
-                self.li.cancel_challenge(p.cid)
-                self.stats["cancelled"] += 1
-            except LichessError as e:
-                log.info("matchmaking: cancel of %s failed (%s)", p.cid, e)
-        self.slots.unreserve(p.key)
-        self._last_try = time.monotonic()
+    def _cancel(self, p: Pending, why: str, now: float) -> Cancel | None:
+        """Cancel our challenge; one never sent or never named (the event stream did not tell its id
+        either), or whose game runs already, is only forgotten."""
+        if not p.sent or p.cid is None or self.slots.running(p.cid):
+            self._drop(now)
+            return None
+        log.info("matchmaking: cancelling challenge %s to %s: %s", p.cid, p.bot, why)
+        return Cancel(p.cid)
 
-    # --- challenging
-    def _maybe_challenge(self) -> None:
-        now = time.monotonic()
-        if self.pending is not None:
-            return
-        if self.slots.count() > 0 or not self.slots.free():  # a game, or the slot kept for an arena's
-            self._last_busy = now
-            return
-        if (now < max(self._last_busy, self._last_try) + self.cfg.idle_s or now < self._paused_until
-                or self.quota.remaining() > 0 or self.li.pauses.remaining(Lichess.MATCHMAKING) > 0):
-            return
+    def _look(self, now: float) -> Look | None:
+        """A look for an opponent when the bot has been idle `idle_s` and nothing holds it back."""
+        if self.closing or not self._idle(now) or now < self._due_at():
+            return None
+        held = max(self.quota.remaining(), self.paused_s())
+        if held > 0:  # our quota, or a 429 on these requests: looked at again when it ends
+            self._paused_until = max(self._paused_until, now + held)
+            return None
         self._last_try = now
-        choice = self._choose()
-        if choice is not None:
-            self._challenge(*choice)
+        refresh = now - self._account_at >= ACCOUNT_REFRESH_S
+        if refresh:
+            self._account_at = now
+        return Look(refresh)
 
-    def _choose(self) -> tuple[str, Offer] | None:
-        try:
-            self._refresh_account()
-            bots, bad = self.li.online_bots()
-        except Stopped:
-            return None
-        except LichessError as e:
-            log.warning("matchmaking: cannot list the online bots (%s); trying again in %g s", e,
+    def _idle(self, now: float) -> bool:
+        """No game runs and a slot is free (not the one kept for an arena's games)."""
+        if self.slots.count() > 0 or not self.slots.free():
+            self._last_busy = now
+            return False
+        return True
+
+    # ------------------------------------------------------------ the answers
+
+    def done(self, request: Request, answer: Answer, now: float) -> None:
+        """The answer to the request in flight (from `perform`): what it changes, and what comes next."""
+        self.in_flight = None
+        if isinstance(request, Look):
+            self._looked(answer, now)
+        elif isinstance(request, ChallengeBot):
+            self._challenged(request, answer, now)
+        else:
+            self._cancelled(request, answer, now)
+
+    def _looked(self, answer: Answer, now: float) -> None:
+        if isinstance(answer, Stopped):
+            return
+        if not isinstance(answer, Looked):
+            log.warning("matchmaking: cannot list the online bots (%s); trying again in %g s", answer,
                         self.cfg.idle_s)
-            return None
+            return
+        if answer.account is not None:
+            self.account = answer.account
+        elif answer.account_error:
+            log.info("matchmaking: our ratings not refreshed (%s); using the last ones", answer.account_error)
+        if self.closing or not self._idle(now):  # matchmaking ended, or a game started meanwhile
+            return
+        choice = self._choose(answer.bots, answer.bad)
+        if choice is None:
+            return
+        self._keys += 1
+        key = f"matchmaking-{self._keys}"
+        if self.slots.reserve(key):  # else a challenge of someone else took the slot meanwhile
+            self.pending = Pending(key, choice[0], choice[1], now + self.cfg.challenge_timeout_s)
+
+    def _choose(self, bots: list[User], bad: int) -> tuple[str, Offer] | None:
         busy = {b.lower() for b in self.busy_with()}
         found = candidates(bots, self.cfg, self.memory, me=self.me, busy_with=busy, ours=self.account)
         if not found:
@@ -473,65 +564,47 @@ class Matchmaker:
         self._turn += 1  # the allowed offers in turn, so a bot that declines one soon gets the next
         return str(user["id"]).lower(), allowed[self._turn % len(allowed)]
 
-    def _refresh_account(self) -> None:
-        if time.monotonic() - self._account_at < ACCOUNT_REFRESH_S:
-            return
-        self._account_at = time.monotonic()
-        try:
-            self.account = self.li.account()
-        except Stopped:
-            raise
-        except LichessError as e:
-            log.info("matchmaking: our ratings not refreshed (%s); using the last ones", e)
-
-    def _challenge(self, bot: str, offer: Offer) -> None:
-        self._keys += 1
-        key = f"matchmaking-{self._keys}"
-        if not self.slots.reserve(key):
-            return  # a challenge of someone else took the slot meanwhile
-        p = Pending(key, bot, offer, time.monotonic() + self.cfg.challenge_timeout_s)
-        self.pending = p
-        log.info("matchmaking: challenging %s to %s", bot, offer)
-        try:
-            data = self.li.create_challenge(bot, rated=offer.rated, clock=offer.clock, days=offer.days,
-                                            variant=self.cfg.variant)
-        except QuotaReached as e:
+    def _challenged(self, request: ChallengeBot, answer: Answer, now: float) -> None:
+        """The POST's answer. `self.pending` is the request's, or None when the event stream settled it
+        meanwhile (at most one request in flight: no other challenge began since)."""
+        p, bot = self.pending, request.bot
+        if isinstance(answer, QuotaReached):
             self._refused(p)
-            self._quota(bot, e)
-            return
-        except (Stopped, RateLimited) as e:
+            self._quota(bot, answer, now)
+        elif isinstance(answer, (Stopped, RateLimited)):
             self._refused(p)
-            if isinstance(e, RateLimited):
-                log.warning("matchmaking: %s", e)
-            return
-        except ClientError as e:
+            if isinstance(answer, RateLimited):
+                log.warning("matchmaking: %s", answer)
+        elif isinstance(answer, ClientError):
             self._refused(p)
-            self.memory.rest(bot, HOUR, f"refused: {e}"[:120])
+            self.memory.rest(bot, HOUR, f"refused: {answer}"[:120])
             self.memory.save()
-            log.warning("matchmaking: challenging %s refused (%s); not asked again for an hour", bot, e)
-            return
-        except LichessError as e:  # maybe created, maybe not: the event stream will tell its id
-            log.warning("matchmaking: challenge to %s failed (%s); waiting for the event stream", bot, e)
+            log.warning("matchmaking: challenging %s refused (%s); not asked again for an hour", bot, answer)
+        elif isinstance(answer, Exception):  # maybe created, maybe not: the event stream will tell its id
+            log.warning("matchmaking: challenge to %s failed (%s); waiting for the event stream", bot, answer)
             self.stats["sent"] += 1
-            return
-        self.stats["sent"] += 1
-        cid = challenge_id(data)
+        else:
+            self.stats["sent"] += 1
+            self._created(p, bot, answer)
+
+    def _created(self, p: Pending | None, bot: str, answer: Answer) -> None:
+        cid = challenge_id(answer)
         if cid is None:
             log.warning("matchmaking: challenge to %s created without a readable id: %s", bot,
-                        repr(data)[:100])
-            return
-        if self.pending is p and p.cid is None:
+                        repr(answer)[:100])
+        elif p is not None and p.cid is None:
             self._name_pending(p, cid)
 
-    def _refused(self, p: Pending) -> None:
-        if self.pending is p:
+    def _refused(self, p: Pending | None) -> None:
+        """The challenge was not created: its slot back (the look that led to it counts as the try)."""
+        if p is not None and self.pending is p:
             self.pending = None
-        self.slots.unreserve(p.key)
+            self.slots.unreserve(p.key)
 
-    def _quota(self, bot: str, e: QuotaReached) -> None:
+    def _quota(self, bot: str, e: QuotaReached, now: float) -> None:
         if e.ours:
             pause = max(QUOTA_MIN_PAUSE_S, e.seconds)
-            self._paused_until = time.monotonic() + pause
+            self._paused_until = now + pause
             self.quota.block(e.seconds)
             self.stats["quota_pauses"] += 1
             log.warning("matchmaking: our daily quota of games against bots is used up; pausing matchmaking "
@@ -542,7 +615,18 @@ class Matchmaker:
             self.stats["their_quota"] += 1
             log.info("matchmaking: %s has used up its daily quota of bot games; not asked for %.0f s", bot,
                      e.seconds)
-            self._last_try = 0.0  # another bot may be asked at once
+            self._last_try = -math.inf  # another bot may be asked at once
+
+    def _cancelled(self, request: Cancel, answer: Answer, now: float) -> None:
+        """The cancel went (or failed: the challenge then expires on the server); the slot is given back
+        unless the event stream settled the challenge meanwhile (or its game started)."""
+        if isinstance(answer, Exception):
+            log.info("matchmaking: cancel of %s failed (%s)", request.cid, answer)
+        else:
+            self.stats["cancelled"] += 1
+        p = self.pending
+        if p is not None and p.cid == request.cid:
+            self._drop(now)
 
 
 def _dest(ch: Challenge) -> ChallengeUser:

@@ -6,21 +6,22 @@ other threads only wait on something that blocks and post what happened:
 
     events          the event stream's lines     ──EventLine──>  the desk, the games, the matchmaker
     game-<id>       a game over or left           ──GameEnded──>  its slot, its record, a last visit
-    any thread      a slot may have freed         ──SlotFreed──>  the matchmaker looks again
+    any thread      a slot may have freed         ──SlotFreed──>  the desk and the matchmaker look again
     challenges      how an answer's POST went     ──Answered──>   the desk's next answer
     console         `matchmaking on|off`, status  ──Call──>       run by the loop, its answer returned
-    workers         a check-in's, a look-up's answer ──Call──>    the visits, the game to play
+    workers         a check-in's, a look-up's answer ──Call──>    the visits, the game to play,
+                    a matchmaking request's answer                 the matchmaker's next request
     signals         SIGTERM, Ctrl-C               ──StopAsked──>  the loop ends, or a drain begins
 
 The loop never waits on the network: every request that can be held up (a 429 pause, retries with
-backoff) runs in another thread (the answer sender's, a worker's, the matchmaker's, a game's, the
-arenas'), so a paused endpoint never delays the answer to another event. What other threads read of
-the games is a copy the loop publishes after each change (`games`, `finished`); nothing is set to None
-under another thread's feet. The threads that remain, besides the games': `events`, `challenges` (the
-answer sender: one POST at a time), `arenas` (joins and checks), `matchmaking` (when on), `console`
-(at a terminal), and short-lived workers for a request whose answer the loop needs
-(`correspondence`: a check-in of the games in progress; `unstarted-<id>`: what became of an accepted
-challenge).
+backoff) runs in another thread (the answer sender's, a worker's, a game's, the arenas'), so a paused
+endpoint never delays the answer to another event. What other threads read of the games is a copy the
+loop publishes after each change (`games`, `finished`); nothing is set to None under another thread's
+feet. The threads that remain, besides the games': `events`, `challenges` (the answer sender: one POST
+at a time), `arenas` (joins and checks), `console` (at a terminal), and short-lived workers for a
+request whose answer the loop needs (`correspondence`: a check-in of the games in progress;
+`unstarted-<id>`: what became of an accepted challenge; `matchmaking`: the matchmaker's one request
+at a time, a look at the online bots, our challenge or its cancel).
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
@@ -29,8 +30,10 @@ at gameFinish or when the game's thread ends. Games found in progress at start t
 The challenge desk (bot/challenges/desk.py, its own thread) answers incoming challenges one at a
 time; when every slot is taken, an acceptable challenge waits in its queue (`challenge.queue_size`)
 for a free slot instead of being declined. The runner only tells it what the event stream says.
-The matchmaker's own challenge holds a slot too (`Slots.reserve`, taken before it is sent), so the
-two never start more games than `challenge.concurrency` together (bot/challenges/matchmaking.py).
+The matchmaker (bot/challenges/matchmaking.py) is state the loop advances like the desk: the loop
+tells it the news and sends the request it asks for in a worker. Its own challenge holds a slot too
+(`Slots.reserve`, taken before it is sent), so the two never start more games than
+`challenge.concurrency` together.
 Correspondence games hold no slot: they count against `challenge.correspondence_concurrency` and
 are visited once per move (bot/games/correspondence.py).
 
@@ -66,7 +69,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from bot.challenges.desk import AnswerSender, Desk
-from bot.challenges.matchmaking import Matchmaker
+from bot.challenges.matchmaking import Answer, Matchmaker, Request, perform
 from bot.challenges.policy import is_correspondence
 from bot.challenges.slots import Slots
 from bot.config import Config, ConfigError
@@ -173,7 +176,8 @@ class Runner:
         self.exit_code = 0
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
         self.account: Account = {}
-        self.matchmaker: Matchmaker | None = None  # started by run() when matchmaking.enabled
+        self.matchmaker: Matchmaker | None = None  # made by run() when matchmaking.enabled
+        self._matchmaking_requests = 0  # the matchmakers' requests in workers: a stop waits for them
         # Our correspondence games and their check-ins: state the loop advances, a visit per move.
         self.correspondence = Correspondence(cfg.game.correspondence_checkin_s)
         # Incoming challenges: decided, or queued for a slot, by the desk (state the loop advances);
@@ -188,7 +192,6 @@ class Runner:
         self.arenas = Membership(self.li, on_change=lambda n: self.slots.keep(1 if n else 0))
         # When a worker next joins the arenas of the config still to join and checks the ones the bot is in.
         self.arena_schedule = ArenaSchedule(cfg.tournaments.check_every_s, list(cfg.tournaments.arenas))
-        self._matchmaking_off = threading.Event()
         self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
         self.on_event_line: Callable[[], None] | None = None  # every event-stream line (the health check)
 
@@ -226,11 +229,29 @@ class Runner:
         self.arenas.leave_all()
 
     def _start_matchmaker(self) -> None:
-        self._matchmaking_off = threading.Event()  # set by `matchmaking off` and by a stop or drain
-        self.matchmaker = Matchmaker(self.cfg.matchmaking, self.li, self.slots, self.bot_quota,
-                                     me=self.me, account=self.account, stop=self._matchmaking_off,
-                                     busy_with=self._opponents)
-        self.matchmaker.start()
+        self.matchmaker = Matchmaker(self.cfg.matchmaking, self.slots, self.bot_quota, me=self.me,
+                                     account=self.account, now=time.monotonic(), busy_with=self._opponents,
+                                     paused_s=lambda: self.li.pauses.remaining(Lichess.MATCHMAKING))
+
+    def _close_matchmaker(self, mm: Matchmaker, why: str) -> None:
+        """No more challenges of `mm`; its pending one is cancelled (the request goes at once)."""
+        mm.close(why)
+        self._ask_matchmaker(mm)
+
+    def _ask_matchmaker(self, mm: Matchmaker) -> None:
+        """The request `mm` asks for now, if any, to a worker. Its answer goes back to that same
+        matchmaker, so that one turned off (or replaced by `matchmaking on`) still cancels its challenge."""
+        request = mm.next_request(time.monotonic())
+        if request is None:
+            return
+        self._matchmaking_requests += 1
+        self._in_worker("matchmaking", lambda: perform(self.li, request),
+                        lambda answer: self._matchmaker_answered(mm, request, answer))
+
+    def _matchmaker_answered(self, mm: Matchmaker, request: Request, answer: Answer) -> None:
+        self._matchmaking_requests -= 1
+        mm.done(request, answer, time.monotonic())
+        self._ask_matchmaker(mm)  # a list of bots is followed by the challenge, a challenge by its cancel
 
     def set_matchmaking(self, on: bool) -> str:
         """The console's `matchmaking on|off`: one line saying what happened (done by the loop)."""
@@ -240,34 +261,32 @@ class Runner:
         if on:
             if self.no_new_games.is_set():
                 return "matchmaking: the bot is stopping and takes no new games"
-            if self.matchmaker is not None:
+            if self.matchmaker is not None and not self.matchmaker.closing:
                 return "matchmaking is on already"
             self._start_matchmaker()
             return f"matchmaking on: a challenge after {self.cfg.matchmaking.idle_s:g} s without a game"
-        mm, self.matchmaker = self.matchmaker, None
-        if mm is None:
+        mm = self.matchmaker
+        if mm is None or mm.closing:
             return "matchmaking is off already"
-        self._matchmaking_off.set()
-        mm.wake()  # it cancels its pending challenge and ends
+        self._close_matchmaker(mm, "matchmaking off")
         return "matchmaking off: no more challenges of ours"
 
     def matchmaking_status(self) -> str:
         """The console's status line for matchmaking (read by the loop, which owns the matchmaker)."""
         def line() -> str:
             mm = self.matchmaker
-            if mm is None:
+            if mm is None or mm.closing:
                 return "matchmaking: off"
-            nxt = mm.next_attempt_s()
+            nxt = mm.next_attempt_s(time.monotonic())
             return "matchmaking: on, " + ("a challenge waits for its answer" if nxt is None else
                                           f"next challenge in {nxt:.0f} s at the earliest")
         return self.inbox.call(line, "matchmaking: off (stopping)")
 
     def _no_new_games(self) -> None:
-        """No game of ours starts from now on: the desk declines, the matchmaker cancels and ends."""
-        self._matchmaking_off.set()
+        """No game of ours starts from now on: the desk declines, the matchmaker cancels its challenge."""
         self.no_new_games.set()
-        if self.matchmaker is not None:
-            self.matchmaker.wake()
+        if self.matchmaker is not None and not self.matchmaker.closing:
+            self._close_matchmaker(self.matchmaker, "the bot takes no new games")
 
     def _drained(self) -> bool:
         """Draining, and no game runs or is about to start (an accepted challenge holds a slot), and the
@@ -328,12 +347,14 @@ class Runner:
 
     def _wait_s(self) -> float:
         """How long the loop may wait for a message: the tick, or less when a deadline comes sooner."""
+        mm_due = self.matchmaker.wake_at() if self.matchmaker is not None else None
         due = min(d for d in (self.desk.wake_at(), self.correspondence.next_checkin_at,
-                              self.arena_schedule.next_at) if d is not None)
+                              self.arena_schedule.next_at, mm_due) if d is not None)
         return min(LOOP_TICK_S, max(0.0, due - time.monotonic()))
 
     def _advance(self) -> None:
-        """What is due whatever the message: the desk's next answer, a correspondence check-in."""
+        """What is due whatever the message: the desk's next answer, a correspondence check-in, an arena
+        round, the matchmaker's next request."""
         self._advance_desk()
         now = time.monotonic()
         if self.correspondence.check_due(now) and not self.stop.is_set():
@@ -345,6 +366,8 @@ class Runner:
             self._in_worker("arenas", lambda: self.arenas.round(waiting, check, self.no_new_games),
                             lambda left: schedule.done(left if isinstance(left, list) else waiting,
                                                        time.monotonic()))
+        if self.matchmaker is not None:
+            self._ask_matchmaker(self.matchmaker)
 
     def _checked_in(self, playing: list[GameInfo] | LichessError) -> None:
         now = time.monotonic()
@@ -485,14 +508,22 @@ class Runner:
             g.wait_idle(deadline - time.monotonic())
         # The arena withdrawals and the matchmaker's cancel began at the stop request, beside the above.
         self.arenas.wait(deadline - time.monotonic())
-        if self.matchmaker is not None:
-            self.matchmaker.join(max(0.0, deadline - time.monotonic()))
+        self._finish_matchmaking(deadline)
         # Chat senders are daemon threads: once they have seen the stop and logged the lines they drop
         # (bot/games/chat.py), the process may exit.
         for g in running + self._chatting:
             g.chat.outbox.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.finished.is_set()))
+
+    def _finish_matchmaking(self, deadline: float) -> None:
+        """At a stop: wait (until `deadline`) for the matchmakers' requests in flight, the cancel of the
+        pending challenge among them, and the cancel that follows a challenge created just as the bot
+        stopped. What else comes meanwhile is carried out as after the loop: nothing of it starts a game."""
+        while self._matchmaking_requests and (left := deadline - time.monotonic()) > 0:
+            message = self.inbox.next(left)
+            if message is not None:
+                self.handle(message)
 
     # ------------------------------------------------------------ events
 
@@ -535,7 +566,8 @@ class Runner:
             if kind == "gameStart":
                 self.start_game(gid, game)
                 if self.matchmaker is not None:
-                    self.matchmaker.on_game_start(gid)  # after start_game: its slot is the game's now
+                    # After start_game: the slot of our challenge is the game's now.
+                    self.matchmaker.on_game_start(gid, time.monotonic())
                 return
             status = game.get("status")
             log.info("game %s finished (%s)", gid,
@@ -558,14 +590,13 @@ class Runner:
         if kind == "challenge":
             mm.on_own_challenge(ch)
         elif kind == "challengeDeclined":
-            mm.on_declined(ch)
+            mm.on_declined(ch, time.monotonic())
         else:
-            mm.on_canceled(ch)
+            mm.on_canceled(ch, time.monotonic())
 
     def _slot_freed(self) -> None:
-        """A slot may have freed: the matchmaker looks again (the desk does after every message)."""
-        if self.matchmaker is not None:
-            self.matchmaker.wake()
+        """A slot may have freed: nothing to change, the message is there to wake the loop, whose
+        `_advance` gives the desk's queue and the matchmaker their look at once."""
 
     # ------------------------------------------------------------ games
 
@@ -665,7 +696,7 @@ class Runner:
         return any(g.alive and g.visit for g in self.games.values())
 
     def _opponents(self) -> set[str]:
-        """The names of the opponents of the games running now (the matchmaker's thread asks)."""
+        """The names of the opponents of the games running now (the matchmaker asks, in the loop)."""
         return {g.opponent.lower() for g in self.games.values() if g.alive}
 
     def _games_now(self) -> tuple[dict[str, str], set[str]]:

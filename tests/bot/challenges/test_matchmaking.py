@@ -1,10 +1,12 @@
-"""Matchmaking: the opponent filter and the decline memory (unit), then end to end: the real Runner with
-`matchmaking.enabled` against the sandbox's sparring bots, through berserk."""
+"""Matchmaking: the opponent filter, the decline memory and the matchmaker's state machine on a fake clock
+(unit: no thread, no socket), then end to end: the real Runner with `matchmaking.enabled` against the
+sandbox's sparring bots, through berserk."""
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 import threading
 import time
 from typing import Any
@@ -12,9 +14,21 @@ from typing import Any
 import pytest
 
 import bot.challenges.matchmaking as mm
-from bot.challenges.matchmaking import DAY, HOUR, DeclineMemory, Offer, candidates
+from bot.challenges.matchmaking import (
+    DAY,
+    HOUR,
+    Cancel,
+    ChallengeBot,
+    DeclineMemory,
+    Look,
+    Looked,
+    Matchmaker,
+    Offer,
+    candidates,
+)
 from bot.challenges.slots import Slots
 from bot.config import config_from_dict
+from bot.lichess import BotQuota, ClientError, QuotaReached, TransientError
 from bot.sandbox import AcceptAll, DeclineFast, NeverAnswers, Sandbox, ScriptedOpponent
 from tests.helpers.bots import Bot, make_config
 
@@ -147,6 +161,250 @@ def test_game_start_before_the_id_is_known_never_counts_less():
     assert slots.count() == 2
     slots.rekey("matchmaking-1", "abcd1234")
     assert slots.count() == 1
+
+
+# ---------------------------------------------------------------- unit: the state machine on a fake clock
+
+IDLE_S, TIMEOUT_S = 30.0, 60.0
+
+
+class Paused:
+    """The 429 pause of the matchmaking requests, as the runner's `paused_s` reads it."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def __call__(self) -> float:
+        return self.seconds
+
+
+def matchmaker(slots: Slots | None = None, paused: Paused | None = None, **values: Any) -> Matchmaker:
+    """A matchmaker made at 0.0 on the loop's clock; its requests are answered by hand (no thread, no
+    socket)."""
+    cfg = mm_config(idle_s=IDLE_S, challenge_timeout_s=TIMEOUT_S, time_controls=["180+2"], memory_file="",
+                    **values)
+    return Matchmaker(cfg, slots or Slots(1), BotQuota(), me="umax-bot", account={}, now=0.0,
+                      busy_with=set, paused_s=paused or Paused(), rng=random.Random(1))
+
+
+def created(m: Matchmaker, now: float, cid: str = "Ch000001") -> ChallengeBot:
+    """Look at `now` (the idle time over), find Fine, and have the challenge created with id `cid`."""
+    look = m.next_request(now)
+    assert look == Look(refresh_account=False)
+    m.done(look, Looked([user("Fine")], 0), now)
+    send = m.next_request(now)
+    assert send == ChallengeBot("fine", BLITZ, "standard")
+    m.done(send, {"id": cid}, now)
+    return send
+
+
+def declined(cid: str, key: str) -> dict[str, Any]:
+    return {"id": cid, "destUser": {"id": "fine"}, "declineReasonKey": key, "rated": False,
+            "timeControl": {"type": "clock", "limit": 180, "increment": 2}}
+
+
+def test_the_first_look_waits_for_the_idle_time_and_one_request_is_in_flight_at_a_time():
+    m = matchmaker()
+    assert m.next_request(IDLE_S - 0.1) is None
+    assert m.wake_at() == IDLE_S and m.next_attempt_s(10.0) == IDLE_S - 10.0
+    look = m.next_request(IDLE_S)
+    assert look == Look(refresh_account=False)
+    assert m.next_request(IDLE_S + 1000) is None and m.wake_at() is None  # its answer is the news
+    m.done(look, Looked([], 0), IDLE_S + 1)
+    assert m.next_request(IDLE_S + 1) is None  # nobody fits: the next look after idle_s again
+    assert m.wake_at() == 2 * IDLE_S
+    assert m.next_request(2 * IDLE_S) == Look(refresh_account=False)
+
+
+def test_our_ratings_are_refreshed_with_a_look_every_account_refresh_s():
+    m = matchmaker()
+    look = m.next_request(mm.ACCOUNT_REFRESH_S)
+    assert look == Look(refresh_account=True)
+    ours = {"id": "umax-bot", "perfs": {"blitz": {"rating": 1600}}}
+    m.done(look, Looked([], 0, account=ours), mm.ACCOUNT_REFRESH_S)  # type: ignore[arg-type]
+    assert m.account == ours
+    assert m.next_request(mm.ACCOUNT_REFRESH_S + IDLE_S) == Look(refresh_account=False)
+
+
+def test_a_game_running_holds_the_look_back_until_idle_s_after_it():
+    slots = Slots(2)
+    m = matchmaker(slots)
+    slots.hold("Gm000001")
+    assert m.next_request(100.0) is None  # busy: the idle time starts again
+    slots.release("Gm000001")
+    assert m.next_request(100.0 + IDLE_S - 0.1) is None
+    assert m.next_request(100.0 + IDLE_S) == Look(refresh_account=False)
+
+
+def test_a_look_answered_after_a_game_started_sends_no_challenge():
+    slots = Slots(2)
+    m = matchmaker(slots)
+    look = m.next_request(IDLE_S)
+    slots.hold("Gm000001")
+    m.done(look, Looked([user("Fine")], 0), IDLE_S + 1)
+    assert m.pending is None and slots.count() == 1 and m.next_request(IDLE_S + 1) is None
+
+
+def test_look_challenge_accepted_the_slot_becomes_the_games():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    created(m, IDLE_S)
+    assert slots.count() == 1 and not slots.free()  # reserved before the POST, renamed to its id
+    assert m.next_request(IDLE_S + 1) is None and m.wake_at() == IDLE_S + TIMEOUT_S
+    assert m.next_attempt_s(IDLE_S + 1) is None  # the console: a challenge waits for its answer
+    slots.hold("Ch000001")  # the runner's start_game, then the news
+    m.on_game_start("Ch000001", IDLE_S + 5)
+    assert m.pending is None and m.stats["accepted"] == 1 and m.stats["sent"] == 1
+    assert slots.count() == 1 and m.next_request(IDLE_S + TIMEOUT_S) is None  # no cancel: it is a game
+
+
+def test_a_decline_is_learnt_and_gives_the_slot_back():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    created(m, IDLE_S)
+    m.on_declined(declined("Ch000001", "later"), IDLE_S + 5)
+    assert m.pending is None and slots.count() == 0
+    assert m.stats["declined:later"] == 1 and m.memory.resting("fine")
+    assert m.next_request(IDLE_S + 5 + IDLE_S - 0.1) is None
+    look = m.next_request(IDLE_S + 5 + IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S + 5 + IDLE_S)  # type: ignore[arg-type]
+    assert m.pending is None and m.stats["sent"] == 1  # the bot rests: not asked again
+
+
+def test_an_unanswered_challenge_is_cancelled_at_its_deadline_and_its_slot_kept_until_then():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    created(m, IDLE_S)
+    deadline = IDLE_S + TIMEOUT_S
+    assert m.next_request(deadline - 0.1) is None
+    cancel = m.next_request(deadline)
+    assert cancel == Cancel("Ch000001")
+    assert m.stats["unanswered"] == 1 and m.memory.resting("fine")
+    assert slots.count() == 1  # a late accept must not overbook while the cancel is under way
+    assert m.next_request(deadline + 1) is None
+    m.done(cancel, None, deadline + 2)
+    assert slots.count() == 0 and m.pending is None and m.stats["cancelled"] == 1
+    assert m.wake_at() == deadline + 2 + IDLE_S
+
+
+def test_a_failed_cancel_still_gives_the_slot_back():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    created(m, IDLE_S)
+    cancel = m.next_request(IDLE_S + TIMEOUT_S)
+    m.done(cancel, TransientError("HTTP 502"), IDLE_S + TIMEOUT_S + 1)  # type: ignore[arg-type]
+    assert slots.count() == 0 and m.stats["cancelled"] == 0
+
+
+def test_the_event_stream_may_name_the_challenge_before_the_posts_answer():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    send = m.next_request(IDLE_S)
+    m.on_own_challenge({"id": "Ch000009", "destUser": {"id": "fine"}})  # type: ignore[typeddict-item]
+    m.on_declined(declined("Ch000009", "generic"), IDLE_S + 1)  # settled before the POST's answer
+    assert slots.count() == 0 and m.pending is None
+    m.done(send, TransientError("timed out"), IDLE_S + 2)  # type: ignore[arg-type]
+    assert m.stats["sent"] == 1 and slots.count() == 0 and m.pending is None
+
+
+def test_close_while_the_challenge_is_posted_cancels_it_once_its_id_is_known():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    send = m.next_request(IDLE_S)
+    m.close("matchmaking off")
+    assert m.next_request(IDLE_S + 1) is None  # the POST is in flight
+    m.done(send, {"challenge": {"id": "Ch000002"}}, IDLE_S + 2)
+    cancel = m.next_request(IDLE_S + 2)
+    assert cancel == Cancel("Ch000002")
+    m.done(cancel, None, IDLE_S + 3)
+    assert slots.count() == 0
+    assert m.next_request(10_000.0) is None and m.wake_at() is None  # closed: never looks again
+
+
+def test_close_between_the_look_and_the_challenge_sends_nothing():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    m.close("the bot takes no new games")
+    assert m.next_request(IDLE_S) is None and slots.count() == 0 and m.stats["sent"] == 0
+
+
+def test_our_quota_pauses_matchmaking_and_gives_the_slot_back():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    send = m.next_request(IDLE_S)
+    # Lichess's seconds are 0 here: BotQuota keeps them on the real clock, the floor on the loop's one.
+    m.done(send, QuotaReached(429, "bot.vsBot.day", seconds=0.0), IDLE_S + 1)  # type: ignore[arg-type]
+    assert slots.count() == 0 and m.pending is None and m.stats["quota_pauses"] == 1
+    assert not m.memory.resting("fine")  # our quota: nothing against that bot
+    resume = IDLE_S + 1 + mm.QUOTA_MIN_PAUSE_S
+    assert m.wake_at() == resume and m.next_request(resume - 0.1) is None
+    assert m.next_request(resume) == Look(refresh_account=False)
+
+
+def test_their_quota_rests_that_bot_and_another_is_asked_at_once():
+    slots = Slots(1)
+    m = matchmaker(slots)
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    send = m.next_request(IDLE_S)
+    m.done(send, QuotaReached(400, "bot.vsBot.day", seconds=3600), IDLE_S + 1)  # type: ignore[arg-type]
+    assert m.memory.resting("fine") and m.stats["their_quota"] == 1 and slots.count() == 0
+    assert m.next_request(IDLE_S + 1) == Look(refresh_account=False)
+
+
+def test_a_refused_challenge_rests_the_bot_an_hour():
+    m = matchmaker()
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    send = m.next_request(IDLE_S)
+    m.done(send, ClientError(403, "not allowed"), IDLE_S + 1)  # type: ignore[arg-type]
+    assert m.memory.resting("fine") and m.pending is None and m.stats["sent"] == 0
+
+
+def test_a_429_pause_holds_the_look_back_until_it_ends():
+    paused = Paused()
+    m = matchmaker(paused=paused)
+    paused.seconds = 50.0
+    assert m.next_request(IDLE_S) is None and m.wake_at() == IDLE_S + 50.0
+    paused.seconds = 0.0
+    assert m.next_request(IDLE_S + 50.0) == Look(refresh_account=False)
+
+
+def test_our_quota_learnt_by_the_desk_holds_the_look_back_too():
+    m = matchmaker()
+    m.quota.block(3600)  # an accept refused for our quota (bot/challenges/desk.py)
+    assert m.next_request(IDLE_S) is None
+    assert IDLE_S + 3500 < m.wake_at() <= IDLE_S + 3600  # not every tick: when the quota allows again
+
+
+def test_a_failed_look_is_tried_again_after_idle_s(caplog):
+    m = matchmaker()
+    look = m.next_request(IDLE_S)
+    with caplog.at_level(logging.WARNING, logger="bot.challenges.matchmaking"):
+        m.done(look, TransientError("HTTP 503"), IDLE_S + 1)  # type: ignore[arg-type]
+    assert "cannot list the online bots" in caplog.text
+    assert m.next_request(2 * IDLE_S - 0.1) is None and m.next_request(2 * IDLE_S) is not None
+
+
+def test_perform_returns_what_went_wrong_and_never_raises():
+    class Li:
+        def cancel_challenge(self, cid: str) -> None:
+            raise ClientError(404, "no such challenge")
+
+        def online_bots(self) -> tuple[list[Any], int]:
+            raise KeyError("a bug")
+
+    answer = mm.perform(Li(), Cancel("Ch000001"))  # type: ignore[arg-type]
+    assert isinstance(answer, ClientError) and answer.status == 404
+    assert isinstance(mm.perform(Li(), Look(refresh_account=False)), KeyError)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- end to end

@@ -80,19 +80,20 @@ def test_an_event_line_goes_to_the_desk_and_an_odd_message_is_one_log_line(caplo
     assert any("error while handling EventLine" in r.getMessage() for r in caplog.records)
 
 
-def test_a_drain_asked_from_another_thread_is_carried_out_by_the_loop(caplog):
-    runner = new_runner()
+def test_a_drain_asked_from_another_thread_is_carried_out_by_the_loop(caplog, tmp_path):
+    runner = new_runner(matchmaking={"enabled": True, "memory_file": str(tmp_path / "mm.json")})
+    runner._start_matchmaker()  # what run() does before its loop
     asked = threading.Thread(target=runner.drain, args=("console: quit",))
     asked.start()
     asked.join()
     # The events every thread reads are set at once; the loop's share waits for its message.
     assert runner.draining.is_set() and runner.no_new_games.is_set()
-    assert not runner._matchmaking_off.is_set()
+    assert not runner.matchmaker.closing
     message = runner.inbox.next(1.0)
     assert message == StopAsked("console: quit", drain=True)
     with caplog.at_level(logging.INFO, logger="bot.process.runner"):
         runner.handle(message)
-    assert runner._matchmaking_off.is_set()
+    assert runner.matchmaker.closing and runner.matchmaking_status() == "matchmaking: off"
     assert any("console: quit: no new games" in r.getMessage() for r in caplog.records)
 
 
