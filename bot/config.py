@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from bot.ids import usable_id
 from bot.speed import speed_of
 from engine.hashsize import ENTRY_BYTES, bits_for_bytes
 
@@ -719,7 +720,7 @@ def _check_matchmaking(m: MatchmakingConfig) -> None:
 def _check_tournaments(t: TournamentsConfig) -> None:
     seen = set()
     for n, arena in enumerate(t.arenas):
-        if not arena.id.isascii() or not arena.id.isalnum() or len(arena.id) > 32:
+        if not usable_id(arena.id):
             raise ConfigError(f"tournaments.arenas[{n}].id: {_show(arena.id)} is not a tournament id "
                               "(letters and digits, as in lichess.org/tournament/ID)")
         if arena.id in seen:

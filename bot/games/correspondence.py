@@ -40,6 +40,7 @@ from typing import Any
 
 from bot.challenges.policy import is_correspondence
 from bot.challenges.reservations import Reservations
+from bot.ids import usable_id
 from bot.wire import GameInfo
 
 log = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ class Correspondence:
         listed: set[str] = set()
         for g in playing:
             gid = g.get("gameId") if isinstance(g, dict) else None
-            if not isinstance(gid, str) or not is_correspondence(g):
+            if not usable_id(gid) or not is_correspondence(g):
                 continue
             listed.add(gid)
             self._games.add(gid)

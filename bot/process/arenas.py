@@ -13,7 +13,6 @@ and the runner: each gives an `Outcome`, a line for the owner and an exit code.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -21,13 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.config import ArenaEntry
+from bot.ids import usable_id
 from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped
 from bot.wire import Arena
 
 log = logging.getLogger(__name__)
 
-# Lichess tournament ids are 8 letters and digits; anything else must not become part of a path.
-TOURNAMENT_ID = re.compile(r"[A-Za-z0-9]{1,32}")
 
 OK, REFUSED, TRY_LATER = 0, 1, 3  # exit codes (2 is the CLI's bad configuration / token)
 PAUSED = "Your pause is not over yet"  # lila Pause.scala: 10 s to 2 min after a withdrawal in the top 7
@@ -83,7 +81,7 @@ def noted(path: Path = NOTED) -> list[str]:
         lines = path.read_text(encoding="utf-8").split()
     except OSError:
         return []
-    return sorted({tid for tid in lines if valid_id(tid)})
+    return sorted({tid for tid in lines if usable_id(tid)})
 
 
 def note(tid: str, joined: bool, path: Path = NOTED) -> None:
@@ -112,13 +110,9 @@ class Outcome:
         return self.code == OK
 
 
-def valid_id(tid: str) -> bool:
-    return bool(TOURNAMENT_ID.fullmatch(tid))
-
-
 def join(li: Lichess, tid: str, password: str | None = None, team: str | None = None) -> Outcome:
     """Join arena `tid`; a Swiss (found when no arena has the id) gets lila's refusal of bots."""
-    if not valid_id(tid):
+    if not usable_id(tid):
         return Outcome(REFUSED, f"join {tid!r}: not a tournament id (letters and digits)")
     try:
         li.join_arena(tid, password=password, team=team)
@@ -152,7 +146,7 @@ def _swiss_answer(li: Lichess, tid: str) -> Outcome | None:
 
 
 def withdraw(li: Lichess, tid: str) -> Outcome:
-    if not valid_id(tid):
+    if not usable_id(tid):
         return Outcome(REFUSED, f"withdraw {tid!r}: not a tournament id (letters and digits)")
     try:
         li.withdraw_arena(tid)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bot.config import parse_time_control
+from bot.ids import usable_id
 from bot.lichess import LichessError
-from bot.process import arenas
 from engine.board import PAWN
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,9 +66,9 @@ def parse(line: str) -> Command | str | None:
         return Command(name)
     if name == "matchmaking" and len(args) == 1 and args[0].lower() in ("on", "off"):
         return Command(name, (args[0].lower() == "on",))
-    if name == "join" and len(args) in (1, 2) and arenas.valid_id(args[0]):
+    if name == "join" and len(args) in (1, 2) and usable_id(args[0]):
         return Command(name, (args[0], args[1] if len(args) == 2 else None))
-    if name in ("withdraw", "abort", "resign") and len(args) == 1 and arenas.valid_id(args[0]):
+    if name in ("withdraw", "abort", "resign") and len(args) == 1 and usable_id(args[0]):
         return Command(name, (args[0],))
     if name == "quit" and (not args or (len(args) == 1 and args[0].lower() == "now")):
         return Command(name, (bool(args),))
@@ -97,7 +97,7 @@ def _challenge(args: list[str]) -> Command | str:
     if not args:
         return f"usage: {USAGE['challenge']}"
     user, clock, rated, color = args[0], DEFAULT_TC, False, "random"
-    if not arenas.TOURNAMENT_ID.fullmatch(user.replace("-", "").replace("_", "")):
+    if not usable_id(user.replace("-", "").replace("_", "")):
         return f"challenge: {user!r} is not a user name; usage: {USAGE['challenge']}"
     for word in args[1:]:
         low = word.lower()

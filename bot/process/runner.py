@@ -61,12 +61,11 @@ from __future__ import annotations
 
 import collections
 import logging
-import re
 import threading
 import time
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from bot.challenges.desk import AnswerSender, Desk
 from bot.challenges.matchmaking import Answer, Matchmaker, Request, perform
@@ -78,6 +77,7 @@ from bot.games.correspondence import Correspondence
 from bot.games.game import Game
 from bot.games.memory import GameMemory
 from bot.games.position import EngineLike
+from bot.ids import id_in
 from bot.lichess import (
     BotQuota,
     ClientError,
@@ -110,9 +110,6 @@ from bot.wire import Account, Challenge, Event, GameInfo
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Lichess game and challenge ids are 8 (or 12) letters and digits; anything else in an event is
-# unusable (and must not become part of a request path).
-ID = re.compile(r"[A-Za-z0-9]{1,32}")
 # A correspondence visit while every table is lent out gets a table of its own this small (3 MiB):
 # the memory plan has no share for it, and a visit must not wait for a real-time game to end.
 VISIT_SPARE_BITS = 18
@@ -121,17 +118,6 @@ VISIT_SPARE_BITS = 18
 SHUTDOWN_S = 8.0
 # The control loop looks this often, with no message, whether a drain is over.
 LOOP_TICK_S = 0.5
-
-
-def event_id(obj: Any, *keys: str) -> str | None:
-    """The first of `keys` in `obj` that holds a usable id, or None."""
-    if not isinstance(obj, dict):
-        return None
-    for key in keys:
-        value = obj.get(key)
-        if isinstance(value, str) and ID.fullmatch(value):
-            return value
-    return None
 
 
 class StartupError(Exception):
@@ -480,7 +466,7 @@ class Runner:
             log.warning("cannot list games in progress (%s); the event stream will announce them", e)
             return
         for g in playing:
-            gid = event_id(g, "gameId", "id")
+            gid = id_in(g, "gameId", "id")
             if gid is None:
                 log.warning("a game in progress without a usable id skipped: %s", repr(g)[:100])
                 continue
@@ -542,7 +528,7 @@ class Runner:
         type) is logged in one line and skipped."""
         kind = event.get("type")
         if kind in ("challenge", "challengeCanceled", "challengeDeclined"):
-            cid = event_id(event.get("challenge"), "id")
+            cid = id_in(event.get("challenge"), "id")
             if cid is None:
                 log.warning("%s event without a usable challenge id skipped: %s", kind, repr(event)[:100])
                 return
@@ -559,7 +545,7 @@ class Runner:
                 log.debug("the challenge %s was declined", cid)
         elif kind in ("gameStart", "gameFinish"):
             game = event.get("game")
-            gid = event_id(game, "gameId", "id")
+            gid = id_in(game, "gameId", "id")
             if gid is None or game is None:
                 log.warning("%s event without a usable game id skipped: %s", kind, repr(event)[:100])
                 return
@@ -614,7 +600,7 @@ class Runner:
         game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py.
         An arena game shows an arena the bot is in, joined here or not: the runner withdraws from it at
         a stop or a drain (at once if that has begun)."""
-        tid = event_id(info, "tournamentId")
+        tid = id_in(info, "tournamentId")
         if tid is not None:
             self.arenas.game_in(tid)
         if is_correspondence(info):

@@ -45,8 +45,9 @@ from bot.config import config_from_dict
 from bot.games import rules
 from bot.games.game import Game
 from bot.games.position import GamePosition
+from bot.ids import ID
 from bot.lichess import Lichess, TransientError
-from bot.process.runner import ID, Runner
+from bot.process.runner import Runner
 from bot.sandbox import RandomOpponent, Sandbox
 from bot.sandbox.lila_json import DECLINE_REASONS, game_full_json, game_state_json
 from engine import Engine
