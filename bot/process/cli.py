@@ -32,7 +32,7 @@ from bot.config import (
     load_settings,
 )
 from bot.lichess import ClientError, Lichess, LichessError
-from bot.process import health, memory
+from bot.process import health, memory_plan
 from bot.process.log import add_secret, redact, setup_logging
 from bot.process.numba_cache import ensure_cache_dir
 
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg.log_level = args.log_level
     try:
         if args.command == "check-config":
-            mem = memory.plan(cfg)
+            mem = memory_plan.plan(cfg)
             from bot.sources.chain import close_all, move_sources  # loads the engine: only when needed
 
             close_all(move_sources(cfg))  # a missing or corrupt book file stops here
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             return _upgrade(cfg, assume_yes=args.yes)
         if args.command in ("join", "withdraw"):
             return _tournament(cfg, args)
-        mem = memory.plan(cfg)  # settings that cannot fit this machine stop here, demo or not
+        mem = memory_plan.plan(cfg)  # settings that cannot fit this machine stop here, demo or not
         if args.sandbox or not cfg.token:
             from bot.process.demo import run_demo
 
@@ -131,7 +131,7 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _play(cfg: Config, mem: memory.MemoryPlan) -> int:
+def _play(cfg: Config, mem: memory_plan.MemoryPlan) -> int:
     from bot.process.console import Console
     from bot.process.runner import Runner, StartupError
 

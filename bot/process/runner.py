@@ -101,7 +101,7 @@ from bot.process.inbox import (
     StopAsked,
     run_call,
 )
-from bot.process.memory import MemoryPlan
+from bot.process.memory_plan import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
 from bot.sources.outside import MoveSource

@@ -1,7 +1,7 @@
 """Memory: the hash budget split across games, the container's limit, and the pool of tables.
 
 The tables are allocated once at start-up and lent to one game at a time (`bot.process.tables`); the
-settings are checked against the machine's memory before anything starts (`bot.process.memory`).
+settings are checked against the machine's memory before anything starts (`bot.process.memory_plan`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bot.config import ConfigError, config_from_dict
-from bot.process import memory
+from bot.process import memory_plan
 from bot.process.tables import TablePool
 from engine import Engine, new_table
 
@@ -37,34 +37,34 @@ def cfg_for(total_mb: int, games: int = 1, limit_mb: int | None = None):
     ("garbage", None),
 ])
 def test_container_limit_is_read_from_the_cgroup_file(tmp_path, content, expected):
-    f = tmp_path / "memory.limit_in_bytes"
+    f = tmp_path / "memory_plan.limit_in_bytes"
     f.write_text(content)
-    limit, source = memory.container_limit_mb((str(f),))
+    limit, source = memory_plan.container_limit_mb((str(f),))
     assert limit == expected
     assert source == (str(f) if expected is not None else "")
 
 
 def test_the_first_file_with_a_limit_wins_and_missing_files_are_skipped(tmp_path):
-    v2, v1 = tmp_path / "memory.max", tmp_path / "memory.limit_in_bytes"
+    v2, v1 = tmp_path / "memory_plan.max", tmp_path / "memory_plan.limit_in_bytes"
     v2.write_text("max\n")
     v1.write_text(str(512 * 2**20))
-    assert memory.container_limit_mb((str(tmp_path / "absent"), str(v2), str(v1))) == (512, str(v1))
+    assert memory_plan.container_limit_mb((str(tmp_path / "absent"), str(v2), str(v1))) == (512, str(v1))
 
 
 # ---------------------------------------------------------------- the plan
 
 
 def test_plan_adds_the_bot_and_every_games_table(tmp_path):
-    p = memory.plan(cfg_for(64, games=2), files=())
+    p = memory_plan.plan(cfg_for(64, games=2), files=())
     assert (p.games, p.table_bytes, p.limit_mb) == (2, 12 << 21, None)  # 2 x 24 MiB
-    assert p.estimate_mb == memory.BOT_BASE_MB + 2 * (memory.PER_GAME_MB + 24)
+    assert p.estimate_mb == memory_plan.BOT_BASE_MB + 2 * (memory_plan.PER_GAME_MB + 24)
     assert "2 game(s) x 24 MiB hash table" in p.describe() and "no memory limit known" in p.describe()
 
 
 def test_plan_within_a_dyno_limit_passes_and_names_the_limit(tmp_path):
     f = tmp_path / "limit"
     f.write_text(str(512 * 2**20))
-    p = memory.plan(cfg_for(128, games=2), files=(str(f),))
+    p = memory_plan.plan(cfg_for(128, games=2), files=(str(f),))
     assert p.limit_mb == 512 and p.estimate_mb <= 512
     assert f"limit 512 MiB ({f})" in p.describe()
 
@@ -74,22 +74,23 @@ def test_plan_over_the_container_limit_is_one_line_with_the_keys_and_a_budget_th
     f.write_text(str(512 * 2**20))
     cfg = cfg_for(1024, games=2)
     with pytest.raises(ConfigError) as e:
-        memory.plan(cfg, files=(str(f),))
+        memory_plan.plan(cfg, files=(str(f),))
     msg = str(e.value)
     assert "\n" not in msg
     for words in ("engine.hash_total_mb: 1024 MiB", "challenge.concurrency 2", "2 x 384 MiB tables",
                   f"512 MiB memory limit ({f})"):
         assert words in msg, (words, msg)
     advised = int(msg.split("use engine.hash_total_mb ")[1].split()[0])
-    assert memory.plan(cfg_for(advised, games=2), files=(str(f),)).estimate_mb <= 512  # the advice fits
+    assert memory_plan.plan(cfg_for(advised, games=2), files=(str(f),)).estimate_mb <= 512  # the advice fits
 
 
 def test_the_configured_limit_wins_over_the_container(tmp_path):
     f = tmp_path / "limit"
     f.write_text(str(64 * 2**30))
     with pytest.raises(ConfigError, match=r"\(engine.memory_limit_mb\)"):
-        memory.plan(cfg_for(512, limit_mb=512), files=(str(f),))
-    assert memory.plan(cfg_for(64, limit_mb=512), files=(str(f),)).limit_source == "engine.memory_limit_mb"
+        memory_plan.plan(cfg_for(512, limit_mb=512), files=(str(f),))
+    plan = memory_plan.plan(cfg_for(64, limit_mb=512), files=(str(f),))
+    assert plan.limit_source == "engine.memory_limit_mb"
 
 
 def test_the_defaults_fit_the_smallest_dyno_with_one_or_two_games(tmp_path):
@@ -97,7 +98,7 @@ def test_the_defaults_fit_the_smallest_dyno_with_one_or_two_games(tmp_path):
     f.write_text(str(512 * 2**20))
     for games in (1, 2):
         cfg = config_from_dict({"challenge": {"concurrency": games}})
-        assert memory.plan(cfg, files=(str(f),)).estimate_mb < 512 * 0.6  # room for the compile too
+        assert memory_plan.plan(cfg, files=(str(f),)).estimate_mb < 512 * 0.6  # room for the compile too
 
 
 # ---------------------------------------------------------------- the pool of tables
