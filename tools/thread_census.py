@@ -20,6 +20,7 @@ import threading
 import time
 
 from bot.sandbox import RandomOpponent, Sandbox
+from tests.helpers import wait_for
 from tests.helpers.bots import Bot, make_config
 
 PER_GAME = re.compile(r"^(game|stream|chat|unstarted)-\w+$")
@@ -40,15 +41,6 @@ def census() -> collections.Counter[str]:
             name = f"unnamed ({type(t).__name__})"
         names[name] += 1
     return names
-
-
-def wait_for(predicate, timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from bot.sandbox import (
 )
 from bot.sandbox.opponents import Move
 from engine import Engine
+from tests.helpers import wait_for
 from tests.helpers.bots import Bot, legal_replay, make_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=1)]
@@ -225,16 +226,6 @@ def test_bot_offers_a_draw_when_the_rule_holds(sandbox, bot_for):
 # ---------------------------------------------------------------- takebacks
 
 
-def poll(predicate, timeout: float = 10.0) -> bool:
-    """Wait for a condition on the bot's side (the sandbox's own waits see only sandbox changes)."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
 def takeback_answers(sb: Sandbox, gid: str) -> list[str]:
     return [r.path.rsplit("/", 1)[1] for r in sb.requests(rf"/api/bot/game/{gid}/takeback/", "POST")]
 
@@ -253,7 +244,7 @@ def test_takeback_accepted_then_the_game_goes_on_and_the_second_is_declined(sand
     first = sandbox.game(gid).moves
     assert sandbox.game(gid).takebacks == (("black", 2),) and len(first) == 1
     engine = bot.runner.game(gid).engine
-    assert poll(lambda: engine.moves == first)
+    assert wait_for(lambda: engine.moves == first, 10.0)  # the bot's side: the sandbox's waits miss it
     # The table was kept: the start position, still in the game, keeps its lock, and what the searches
     # stored stays (hundreds of entries of depth 3 and more; a rebuild would leave the one or two that
     # replaying the game with play() makes: its searches stop at depth 3 at the root).
