@@ -43,6 +43,7 @@ opponent's move.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -186,14 +187,17 @@ class Game:
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
                 self.stream_opened()
-                events = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat,
+                stream = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat,
                                      lambda: self.watch.wait_s(self._clock()))
-                for item in events:
-                    if item is not None:  # None: a tick, the stream silent until the next deadline
-                        self.handle(*item)
-                    self.check_deadlines()
-                    if self._resync or self._stream_stop.is_set():
-                        break
+                # Closed on leaving it, so that its reader stops at once, not when the garbage collector
+                # gets to it: a game that leaves its stream must not go on reopening it.
+                with contextlib.closing(stream) as events:
+                    for item in events:
+                        if item is not None:  # None: a tick, the stream silent until the next deadline
+                            self.handle(*item)
+                        self.check_deadlines()
+                        if self._resync or self._stream_stop.is_set():
+                            break
                 # A lost move is retried at once; a move the server keeps refusing backs off, so it
                 # cannot turn into a request storm.
                 if self._resync and self._failed_posts > 1:
