@@ -14,6 +14,10 @@ challenger withdraws it, and is declined `later` only when the queue is full or 
 `challenge.queue_max_wait_s`. One the server no longer has when its turn comes is dropped. An answer
 that did not reach the server is sent again after a wait (a deadline, not a timer), a few times.
 
+Once the runner has seen another process play on this bot's token (bot/games/twin.py), the desk answers
+nothing more (`leave_to_twin`): that process hears the same challenges and answers them, and a second
+answer would only be refused (lila: 404 for an accept, a decline racing its accept).
+
 The queue's decisions (which challenge next, has it waited too long, does it wait, is an answer sent
 again) are the plain functions at the top, tested without a thread or a socket
 (tests/bot/challenges/test_desk.py).
@@ -180,6 +184,8 @@ class Desk:
         self.answers: dict[str, Decision] = {}  # challenge id -> what we answered (for the curious)
         # Accepted challenges -> the challenger's id, while the slot is held.
         self._accepted_from: dict[str, str] = {}
+        self.twin = False  # another process on the token answers the challenges (`leave_to_twin`)
+        self.unanswered = 0  # challenges left to it since
 
     # ------------------------------------------------------------ what the loop tells it
 
@@ -198,6 +204,17 @@ class Desk:
             log.info("challenge %s leaves the queue", cid)
             self.queue = collections.deque(waiting)
             self._publish()
+
+    def leave_to_twin(self) -> None:
+        """Another process on the token answers the challenges from now on: none is answered here, those
+        waiting for a slot or for a second try included (the answer being posted, if any, goes on)."""
+        self.twin = True
+        waiting = [ch for ch, _ in self.queue] + [job.challenge for job in self._first]
+        self._inbox.extendleft(reversed(waiting + [ch for _, ch in self._again]))  # dropped in their turn
+        self.queue.clear()
+        self._first.clear()
+        self._again.clear()
+        self._publish()
 
     def queued(self) -> list[str]:
         """The ids of the challenges waiting for a slot, oldest first (any thread)."""
@@ -226,6 +243,9 @@ class Desk:
     def _decide_next(self, now: float) -> Job | None:
         while (item := self._next(now)) is not None:
             ch, queued_at = item
+            if self.twin:
+                self._leave_unanswered(ch)
+                continue
             if queued_at is not None and waited_too_long(queued_at, now, self.cfg.queue_max_wait_s):
                 cid = str(ch.get("id"))
                 decision = stale(self.cfg.queue_max_wait_s)
@@ -271,6 +291,15 @@ class Desk:
             # is declined, so the challenger still gets an answer.
             return Decision(False, "generic", "challenge", f"unreadable challenge ({type(e).__name__}: "
                             f"{str(e)[:80]})")
+
+    def _leave_unanswered(self, ch: Challenge) -> None:
+        """Another process on the token answers it: a line for the first, a debug line for the others."""
+        self.unanswered += 1
+        if self.unanswered == 1:
+            log.info("challenge %s: left unanswered, as every challenge from now on: another process plays "
+                     "on this token and answers them", ch.get("id"))
+        else:
+            log.debug("challenge %s: left unanswered to the other process on this token", ch.get("id"))
 
     def _queue(self, ch: Challenge, decision: Decision, queued_at: float | None, now: float) -> bool:
         """Keep a challenge that was declined only for want of a slot; False when it does not wait."""

@@ -34,15 +34,20 @@ A correspondence game is played in *visits* (`visit=True`, started by bot/games/
 thread reads the game's state, moves if it is our turn, and ends as soon as it is the opponent's
 turn, giving back its table and closing the stream; the game is not over for it.
 
-A game ends only when the server says so (a gameState status); nothing the server sends (an
-illegal move, a malformed line, an unknown event) ends the thread. An event the game cannot use (a
-field of the wrong type, an unreadable FEN, moves that cannot be replayed) is logged in one line and
-skipped, and the stream is reopened for a fresh gameFull: the skipped line may have carried the
-opponent's move.
+A move of our side that this process never sent shows another process playing on the token
+(`bot.games.twin`): the loop says so in one line and ends, leaving the game to it (`twin`, read by the
+runner), unless this process started after the game began.
+
+A game ends only when the server says so (a gameState status); nothing else the server sends (an
+illegal move, a malformed line, an unknown event) ends the thread but a move of ours we never sent.
+An event the game cannot use (a field of the wrong type, an unreadable FEN, moves that cannot be
+replayed) is logged in one line and skipped, and the stream is reopened for a fresh gameFull: the
+skipped line may have carried the opponent's move.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -54,7 +59,7 @@ from typing import cast
 import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config
-from bot.games import chat, records, rules, stale
+from bot.games import chat, records, rules, stale, twin
 from bot.games.info import BadData, GameInfo, final_status, read_full, state_of
 from bot.games.memory import GameMemory
 from bot.games.opponent_watch import ABORT, Facts, OpponentWatch
@@ -97,7 +102,8 @@ class Game:
                  on_end: Callable[[Game], None] | None = None,
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
                  may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
-                 memory: GameMemory | None = None, clock: Callable[[], float] = time.monotonic):
+                 memory: GameMemory | None = None, clock: Callable[[], float] = time.monotonic,
+                 started_ms: float | None = None):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -118,6 +124,13 @@ class Game:
         self._plies = PlyNotes()  # our moves', answers' and scores' plies (bot/games/plies.py)
         self._resync = False  # reopen the stream (after a refused or lost move)
         self._failed_posts = 0  # move POSTs failed in a row
+        self._refused: tuple[int, str] | None = None  # our last move the server refused: its ply, the answer
+        # When this process started (epoch ms): a game begun before is not left to a twin (bot.games.twin).
+        self._started_ms = started_ms
+        # Another process on this token moves for us: what showed it, when this loop ended for it (the
+        # runner reads it once the thread has ended); `_twin_kept` once a game we keep has said so.
+        self.twin: str | None = None
+        self._twin_kept = False
         self._playable = False  # set by gameFull: a variant the engine plays
         self.chat = chat.GameChat(game_id, li, cfg, me)
         self._set_up = threading.Event()  # a gameFull was handled
@@ -186,14 +199,17 @@ class Game:
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
                 self.stream_opened()
-                events = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat,
+                stream = game_events(self.li, self.id, self._stream_stop, self._set_up, self._on_chat,
                                      lambda: self.watch.wait_s(self._clock()))
-                for item in events:
-                    if item is not None:  # None: a tick, the stream silent until the next deadline
-                        self.handle(*item)
-                    self.check_deadlines()
-                    if self._resync or self._stream_stop.is_set():
-                        break
+                # Closed on leaving it, so that its reader stops at once, not when the garbage collector
+                # gets to it: a game that leaves its stream must not go on reopening it.
+                with contextlib.closing(stream) as events:
+                    for item in events:
+                        if item is not None:  # None: a tick, the stream silent until the next deadline
+                            self.handle(*item)
+                        self.check_deadlines()
+                        if self._resync or self._stream_stop.is_set():
+                            break
                 # A lost move is retried at once; a move the server keeps refusing backs off, so it
                 # cannot turn into a request storm.
                 if self._resync and self._failed_posts > 1:
@@ -260,9 +276,12 @@ class Game:
             if kind == "gameFull":
                 full = cast(GameFull, event)
                 known = len(self.position.moves) if self.position is not None else 0
+                # A reopened stream's gameFull: its moves after `known` are news, as a gameState's. The
+                # first one's are not (a game resumed after a restart brings this bot's earlier moves).
+                again = self._set_up.is_set()
                 self._setup(full)
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
-                self._on_state(state_of(full), received, known)
+                self._on_state(state_of(full), received, known, news=again)
                 if self._playable:  # after the first move: in bullet the move matters more than the hello
                     self.chat.greet(self.opponent)
             elif kind == "gameState":
@@ -343,8 +362,10 @@ class Game:
         r.initial_ms = None if info.correspondence else info.initial_ms
         r.increment_ms = info.increment_ms
 
-    def _on_state(self, state: GameState, received: float, known: int | None = None) -> None:
-        """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull)."""
+    def _on_state(self, state: GameState, received: float, known: int | None = None,
+                  news: bool = True) -> None:
+        """A gameState, or a gameFull's state (`known`: the plies seen before that gameFull; `news`: False
+        for the first gameFull, whose moves cannot show another process on the token)."""
         self._publish(clocks_ms=(clock_ms(state.get("wtime")), clock_ms(state.get("btime"))))
         status = state.get("status", "started")
         if not isinstance(status, str):
@@ -360,6 +381,8 @@ class Game:
             raise BadData("a state without a move list")
         moves = state["moves"].split()
         before = len(self.position.moves) if known is None else known
+        if news and self._twin_moved(moves, before):
+            return
         step = stale.next_state(len(moves), before, known is not None, self._plies, self._our_first_ply())
         if step.action == stale.SKIP:
             log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
@@ -374,12 +397,13 @@ class Game:
             self._plies.takeback_yes = None  # the game went on: a takeback we said yes to did not happen
         if not self.position.update(moves, step.posted_at):
             raise BadData("its moves cannot be replayed from the game's start")
+        self._plies.followed(self.position.moves, self._our_first_ply())
         if step.taken_back:
             self._forget_taken_back(step.taken_back)
         # The server has a move at the ply of our unconfirmed move: our POST went through after all
         # (taken as such only once the list is followed: an unusable one proves nothing).
         if step.confirmed:
-            self._plies.moved_at, self._plies.unsent = step.posted_at, None
+            self._plies.confirm(step.posted_at)
         if self._opponent_moved():
             self.watch.opponent_moved()
         if self._answer_takeback(state, len(moves)):
@@ -389,6 +413,37 @@ class Game:
             self._think_and_move(state, received, offered)
         elif offered:
             self._accept_draw()
+
+    def _twin_moved(self, moves: list[str], before: int) -> bool:
+        """Another process on this token moved for us: a move of our side from ply `before` on that this
+        process never sent (bot.games.twin). One log line; the game is left to that process (the loop
+        ends, without resigning or aborting: the game is not over, the runner answers no more
+        challenges) unless this process started after the game began. True when the game is left."""
+        if self.twin is not None:
+            return True  # left already: the loop ends after this event
+        first = self._our_first_ply()
+        if stale.ours_sent(before, len(moves), self._plies, first):
+            return False  # every move of ours is at a ply we sent one for (no replay needed to tell)
+        assert self.position is not None
+        written = self.position.written(moves)
+        ply = None if written is None else twin.foreign_move(written, before, first, self._plies.known,
+                                                              self._plies.sent_moves())
+        if written is None or ply is None:
+            return False  # an unreadable list, or a late move of ours: the stale rules decide
+        refused = self._refused[1] if self._refused is not None and self._refused[0] == ply else None
+        seen = twin.evidence(ply, written[ply], refused)
+        if not twin.leave_to_twin(self.info.created_ms, self._started_ms):
+            if not self._twin_kept:
+                self._twin_kept = True
+                log.warning("game %s: %s: another process is playing on this token; this process started "
+                            "after the game began, so it keeps the game (a deploy stops the older copy)",
+                            self.id, seen)
+            return False
+        self.twin = seen
+        log.warning("game %s: %s: another process is playing on this token; leaving this game to it, and "
+                    "answering no more challenges", self.id, seen)
+        self._stream_stop.set()
+        return True
 
     # ------------------------------------------------------------ takebacks
 
@@ -482,7 +537,7 @@ class Game:
                     log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
                              self.cfg.resign.consecutive)
                     self.li.resign(self.id)
-                    self._plies.moved_at = ply
+                    self._plies.posted(ply, "")
                     return
                 if opponent_offers and self._accept_draw():
                     return  # the game ends; if it does not, the next state finds the move still to make
@@ -507,9 +562,11 @@ class Game:
                 self._resync = True
                 self._failed_posts += 1
                 if not isinstance(e, ClientError):
-                    self._plies.unsent = Unsent(ply, res, budget, offer)
+                    self._plies.lost(Unsent(ply, res, budget, offer))
+                else:
+                    self._refused = (ply, str(e))  # if another process took the ply, the log says so
                 return
-            self._plies.moved_at = ply
+            self._plies.posted(ply, res.move or "")
             self._failed_posts = 0
             self._note_move(ply, res, state, received, sent)
             self._log_move(res, ply, budget, received, sent, offer)

@@ -115,23 +115,36 @@ class GamePosition:
         return rules_board(self.initial_fen)
 
     def _follow_board(self, raw_moves: list[str]) -> bool:
+        try:
+            self.board, self._raw, self.moves = self._replayed(raw_moves)
+        except ValueError as e:
+            log.warning("%s: cannot follow the server's moves (%s)", self.label, e)
+            return False
+        return True
+
+    def written(self, raw_moves: list[str]) -> list[str] | None:
+        """The server's moves as the engine writes them (`moves`' form: castling e1g1 where standard
+        chess has the pieces), or None when they cannot be replayed; the position does not change."""
+        try:
+            return self._replayed(raw_moves)[2]
+        except ValueError:
+            return None
+
+    def _replayed(self, raw_moves: list[str]) -> tuple[chess.Board, list[str], list[str]]:
+        """The board, raw moves and written moves after `raw_moves`, on copies (ValueError if one cannot
+        be played); a list that extends the one followed is replayed from where it left off."""
         board, raw, moves = self.board, self._raw, self.moves
         if raw_moves[:len(raw)] != raw:
             board, raw, moves = self._start_board(), [], []
         board, raw, moves = board.copy(), list(raw), list(moves)
-        try:
-            for uci in raw_moves[len(raw):]:
-                move = board.parse_uci(uci)  # e1h1 or e1g1 for castling; e7e8n stays a knight
-                if not move:  # python-chess reads "0000" as a null move, which no game has
-                    raise ValueError(f"null move {uci!r}")
-                moves.append(move_text(board, move))
-                board.push(move)
-                raw.append(uci)
-        except ValueError as e:
-            log.warning("%s: cannot follow the server's moves (%s)", self.label, e)
-            return False
-        self.board, self._raw, self.moves = board, raw, moves
-        return True
+        for uci in raw_moves[len(raw):]:
+            move = board.parse_uci(uci)  # e1h1 or e1g1 for castling; e7e8n stays a knight
+            if not move:  # python-chess reads "0000" as a null move, which no game has
+                raise ValueError(f"null move {uci!r}")
+            moves.append(move_text(board, move))
+            board.push(move)
+            raw.append(uci)
+        return board, raw, moves
 
     def _follow_engine(self, moves: list[str], own_move_posted_at: int) -> bool:
         base = len(self._base_moves)

@@ -6,7 +6,9 @@ reconnect. Lichess adds a move of ours only when we send it, and the game gets s
 a takeback we said yes to (we never propose one; lila's Takebacker undoes 1 or 2 plies), so a
 state that contradicts either is an old one: a shorter list without our yes is skipped, and a list
 bringing a move of ours we did not send reopens the stream for a fresh gameFull (believed: a
-misjudged state costs a reconnect, never a move). A gameFull always describes the game now.
+misjudged state costs a reconnect, never a move). A gameFull always describes the game now. Such a move
+that this game never sent nor saw before is no stale state but another process on the token: the game
+asks bot.games.twin first.
 """
 
 from __future__ import annotations

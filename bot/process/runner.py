@@ -48,6 +48,14 @@ The console (bot/process/console.py, only when stdin is a terminal) is started b
 bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `drain`,
 `request_stop`, `arenas`) and the desk's `queued`.
 
+Another process on the same token (a deploy's overlap, a copy left running elsewhere): a game whose loop
+sees our side play a move this process never sent says so in one line and ends, leaving the game to the
+other process without resigning or aborting (bot/games/twin.py; not a game that began before this
+process started: the newer copy keeps those). The runner then steps aside for good (`twin`): the desk
+leaves every challenge unanswered, the matchmaker stops, no game starts here, the event stream is not
+reopened (so the other process's stays open and hears everything), and a stop leaves the arenas alone;
+the games still running here play on, each until it sees the other process move there too.
+
 Two ways to stop. `request_stop()` (SIGTERM: a container's stop, a dyno restart): no new challenges,
 running searches are stopped at once (after `game.shutdown_grace_s`, 0 by default) and their best
 moves so far posted, and the process exits within `SHUTDOWN_S`, inside the 10 s Docker and Podman
@@ -180,6 +188,16 @@ class Runner:
         self.arena_schedule = ArenaSchedule(cfg.tournaments.check_every_s, list(cfg.tournaments.arenas))
         self.on_ready: Callable[[], None] | None = None  # called once the bot plays (the console starts)
         self.on_event_line: Callable[[], None] | None = None  # every event-stream line (the health check)
+        # Another process on this token (bot/games/twin.py): a game of ours that began before this time
+        # (epoch ms) is not left to it; once one was, `twin` says what showed it and this process answers no
+        # challenge and starts no game (`_leave_to_twin`).
+        self.started_ms = time.time() * 1000
+        self.twin: str | None = None
+        self._twin_left: set[str] = set()  # the games left to it (each logged once)
+        # The event stream is not reopened once this is set: at a stop, and once the stream is the other
+        # process's (every new stream ends the token's older one, so two would take turns deafening
+        # each other, and lila refuses a token's 31st connection in 10 minutes).
+        self._events_off = threading.Event()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -191,6 +209,7 @@ class Runner:
                      "(games in progress resume after the next start)", why)
             self.stop.set()
         self.no_new_games.set()  # at once: the desk declines what it answers from now on
+        self._events_off.set()
         self.inbox.post(StopAsked(why))
 
     def drain(self, why: str) -> None:
@@ -211,8 +230,10 @@ class Runner:
 
     def _leave_arenas(self) -> None:
         """At a stop or a drain: withdraw from every arena the bot is in, so that lila pairs the bot no
-        more (in threads: this runs in a signal handler too)."""
-        self.arenas.leave_all()
+        more (in threads: this runs in a signal handler too). Not once another process plays on the token:
+        the account is that process's too, and a withdrawal would end its arenas."""
+        if self.twin is None:
+            self.arenas.leave_all()
 
     def _start_matchmaker(self) -> None:
         self.matchmaker = Matchmaker(self.cfg.matchmaking, self.slots, self.bot_quota, me=self.me,
@@ -516,8 +537,10 @@ class Runner:
     def _event_loop(self) -> None:
         """The event stream's thread: each line goes to the control loop's inbox."""
         try:
-            for event in self.li.stream_events(self.stop, on_line=self.on_event_line):
+            for event in self.li.stream_events(self._events_off, on_line=self.on_event_line):
                 self.inbox.post(EventLine(event))
+            if self.twin is not None and not self.stop.is_set():
+                log.info("the event stream is left to the other process on this token: not reopened")
         except ClientError as e:
             log.error("the event stream is refused (%s); stopping", e)
             self.exit_code = 2
@@ -600,6 +623,8 @@ class Runner:
         game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py.
         An arena game shows an arena the bot is in, joined here or not: the runner withdraws from it at
         a stop or a drain (at once if that has begun)."""
+        if self._twin_plays(gid):
+            return
         tid = id_in(info, "tournamentId")
         if tid is not None:
             self.arenas.game_in(tid)
@@ -633,7 +658,7 @@ class Runner:
                     on_end=lambda game: self.inbox.post(GameEnded(game)),
                     give_back=give_back, sources=self.sources, visit=visit,
                     may_ponder=(lambda: False) if visit else self._may_ponder,
-                    memory=self.memory.setdefault(gid, GameMemory()))
+                    memory=self.memory.setdefault(gid, GameMemory()), started_ms=self.started_ms)
 
     def _count_start(self) -> None:
         """`game.quit_after_games`: the Nth game started begins the drain."""
@@ -651,7 +676,7 @@ class Runner:
         """Start a visit to a correspondence game (bot/games/correspondence.py): no slot, a table only while
         the visit runs, no pondering. False when shutting down or a visit of this game runs (one that
         has ended its game, its thread about to go, does not count: see `_game_ended`)."""
-        if self.stop.is_set():
+        if self.stop.is_set() or self._twin_plays(gid):
             return False
         existing = self._games.get(gid)
         if existing is not None and existing.alive and not existing.ended.is_set():
@@ -719,6 +744,8 @@ class Runner:
         return self.cfg.engine.ponder and self.slots.count() <= 1 and usable_cores() >= 2
 
     def _game_ended(self, game: Game) -> None:
+        if game.twin is not None:
+            self._leave_to_twin(game)
         if game.chat.outbox.pending():
             self._chatting = [g for g in self._chatting if g.chat.outbox.pending()] + [game]
         if game.visit and game.finished.is_set() and game.status is None and not self.stop.is_set():
@@ -738,6 +765,31 @@ class Runner:
         self._finished.append(game)
         self.games_played += 1
         self._publish()
+
+    def _leave_to_twin(self, game: Game) -> None:
+        """A game left to another process playing on this token (its loop logged what showed it): from now
+        on that process answers the challenges and plays the new games; this one plays on only the games
+        it has running, each until it sees the other process move there too."""
+        if self.twin is None:
+            self.twin = f"game {game.id}: {game.twin}"
+            self.desk.leave_to_twin()
+            self._no_new_games()  # the matchmaker stops; the console's challenge and join refuse
+            self._events_off.set()  # its next line or its end closes it: the other process hears them all
+        self._twin_left.add(game.id)
+
+    def _twin_plays(self, gid: str) -> bool:
+        """Once another process plays on this token, no game starts here: the new games are that
+        process's (it accepted them), and so are the games left to it (a reconnected event stream
+        announces them again). One line per game."""
+        if self.twin is None:
+            return False
+        running = self._games.get(gid)
+        if running is not None and running.alive and not running.ended.is_set():
+            return True  # running here: it plays on (nothing to start)
+        if gid not in self._twin_left:
+            self._twin_left.add(gid)
+            log.info("game %s: left to the other process on this token", gid)
+        return True
 
     def game(self, gid: str) -> Game | None:
         """A running game, or one of the latest finished ones (any thread: the published views)."""

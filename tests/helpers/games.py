@@ -42,16 +42,17 @@ class FakeClock:
 
 def make_game(sb: Sandbox, gid: str, takeback: dict[str, Any] | None = None,
               game: dict[str, Any] | None = None, clock: Callable[[], float] = time.monotonic,
-              **draw: Any) -> Game:
+              started_ms: float | None = None, **draw: Any) -> Game:
     """A game on the sandbox game `gid`, fed by hand (`handle`, `check_deadlines`); `game`: settings of
-    the config's game section beyond these tests' (no greeting, goodbye or abort)."""
+    the config's game section beyond these tests' (no greeting, goodbye or abort); `started_ms`: when
+    the process started, as the runner says."""
     settings = {"greeting": "", "goodbye": "", "abort_after_s": 0, **(game or {})}
     cfg = config_from_dict({"token": sb.token, "url": sb.url, "engine": {"hash_total_mb": 1},
                             "time": {"fixed_nodes": 1000}, "game": settings,
                             "network": {"backoff_base_s": 0.05, "retries": 1}, "draw": draw,
                             "takeback": takeback or {}})
     out = Game(gid, Lichess(cfg.token, cfg.url, cfg.network), cfg, "umax-bot", CountingEngine,
-               threading.Event(), clock=clock)
+               threading.Event(), clock=clock, started_ms=started_ms)
     out.engine = CountingEngine()  # what run() does before opening the stream
     out.engine.rebuilds = 0
     out.position = GamePosition(out.engine, f"game {gid}")

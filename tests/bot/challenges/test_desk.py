@@ -5,6 +5,7 @@ the sandbox."""
 from __future__ import annotations
 
 import collections
+import logging
 import threading
 
 import pytest
@@ -216,6 +217,31 @@ def test_our_quota_used_up_declines_later_and_blocks_every_bots_challenge():
     decline_job = desk.next_job(0.2)
     assert decline_job.cid == "Ch000001" and decline_job.decision.reason == "later"
     assert desk.answers["Ch000001"].rule == "lichess.bot_games_per_day"
+
+
+def test_once_another_process_answers_the_challenges_none_is_answered_here(caplog):
+    desk, slots, _ = new_desk(concurrency=1, queue_size=2)
+    desk.offer(challenge("Ch000001"))
+    desk.done(desk.next_job(0.0), Outcome(SENT), 0.1)  # accepted: its game holds the slot
+    desk.offer(challenge("Ch000002", "bob"))
+    desk.offer(challenge("Ch000003", "eve"))
+    assert desk.next_job(0.2) is None and desk.queued() == ["Ch000002", "Ch000003"]
+    slots.release("Ch000001")
+    job = desk.next_job(0.3)  # being posted when the other process shows: this answer goes on
+    assert job.cid == "Ch000002" and desk.queued() == ["Ch000003"]
+    caplog.set_level(logging.DEBUG, logger="bot.challenges.desk")
+    desk.leave_to_twin()
+    assert desk.queued() == []  # those waiting for a slot are the other process's too
+    desk.done(job, Outcome(FAILED, "502"), 0.4)  # a lost answer is not sent again
+    desk.offer(challenge("Ch000004", "dora"))
+    for now in (0.5, 10.0):
+        assert desk.next_job(now) is None
+    assert desk.idle() and desk.unanswered == 3 and set(desk.answers) == {"Ch000001", "Ch000002"}
+    assert slots.count() == 0
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if "unanswered" in r.getMessage()]
+    assert lines[0] == (logging.INFO, "challenge Ch000003: left unanswered, as every challenge from now on: "
+                                      "another process plays on this token and answers them")
+    assert [level for level, _ in lines[1:]] == [logging.DEBUG, logging.DEBUG]
 
 
 # ---------------------------------------------------------------- the sender, against the sandbox

@@ -14,7 +14,8 @@ import chess
 import pytest
 
 from bot.games.position import GamePosition
-from bot.sandbox import EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
+from bot.sandbox import Drop, EngineOpponent, IdleOpponent, Sandbox, ScriptedOpponent
+from bot.sandbox.testing import client_for
 from engine import ChosenMove, Engine
 from engine.timeman import Limits
 from tests.helpers.games import CountingEngine, FakeClock, full, make_game, state
@@ -77,10 +78,12 @@ def test_engine_follows_the_game_and_rebuilds_only_when_needed(sb):
     # back, which we did not send again. Skipped, not answered a second time; the stream is reopened.
     game.handle(offer, time.monotonic())
     assert engine.moves == [m1, "e7e5", m3] and takeback_answers(sb, gid) == ["yes"] and game.resync
-    # A gameFull whose moves are neither an extension nor a prefix: rebuilt from the start.
-    other = ["e2e4" if m1 != "e2e4" else "d2d4", "e7e5", "g1f3", "b8c6", "f1c4"]
+    # A gameFull whose moves are neither an extension nor a prefix (another reply to our first move):
+    # rebuilt from the start. Our moves in it are ours: a list with one we never sent or saw would
+    # show another process on the token (test_twin.py).
+    other = [m1, "g8f6"]
     game.handle(full(gid, other), time.monotonic())
-    assert engine.rebuilds == 2 and engine.moves == other
+    assert engine.rebuilds == 2 and engine.moves[:2] == other and game.twin is None
 
 
 def test_variant_the_engine_cannot_play_is_aborted(sb):
@@ -539,3 +542,70 @@ def test_a_claim_due_on_our_turn_is_made_right_after_our_move():
         claims = claim_requests(sb, gid)
         assert len(claims) == 1 and claims[0].status == 200 and claims[0].t > moves[-1].t
         assert [m.status for m in moves] == [200, 400, 200]
+
+
+# ---------------------------------------------------------------- another process on the token
+
+def game_requests(sb: Sandbox, gid: str) -> list[str]:
+    """The game's requests but its stream: moves, abort, resign, chat ..."""
+    return [r.path for r in sb.requests(rf"/api/bot/game/{gid}/", "POST")]
+
+
+def twin_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "another process" in r.getMessage()]
+
+
+def test_a_move_of_ours_this_process_never_sent_leaves_the_game_to_the_other_process(sb, caplog):
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    game = make_game(sb, gid)
+    client_for(sb).bots.make_move(gid, "d2d4")  # the other process on the token, first
+    game.handle(full(gid, []), time.monotonic())  # a stream that had not seen it: our move is refused
+    assert game.resync and game.twin is None and sb.game(gid).rejected_moves
+    game.stream_opened()
+    game.handle(full(gid, ["d2d4"]), time.monotonic())  # the reopened stream's gameFull shows its move
+    assert game.twin == ("our side played d2d4 (ply 1), a move this process never sent (ours there was "
+                         "refused: HTTP 400: Not your turn, or game already over)")
+    assert twin_lines(caplog) == [f"game {gid}: {game.twin}: another process is playing on this token; "
+                                  "leaving this game to it, and answering no more challenges"]
+    # Left as it is: no move, no abort, no resignation, and the game is not over.
+    game.handle(state(["d2d4", "d7d5"]), time.monotonic())  # had the loop gone on: still nothing
+    requests = game_requests(sb, gid)  # the other's move and our refused one, nothing since
+    assert len(requests) == 2 and all("/move/" in path for path in requests)
+    assert len(twin_lines(caplog)) == 1
+    assert sb.game(gid).status == "started" and not game.finished.is_set()
+    # Its loop, run now, ends at once: no stream is opened.
+    game.start().thread.join(10)
+    assert not game.alive and sb.game(gid).stream_connects == 0
+
+
+def test_a_resumed_game_and_a_lost_post_that_went_through_are_not_another_process(sb, caplog):
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    # Resumed after a restart: the first gameFull brings this bot's earlier moves (d2d4).
+    gid = sb.start_game(ScriptedOpponent(["e7e6"], then=IdleOpponent()), bot_color="white",
+                        moves=["d2d4", "d7d5"])
+    game = make_game(sb, gid)
+    sb.faults.add(Drop(after=True), rf"/api/bot/game/{gid}/move/", method="POST", times=1)
+    game.handle(full(gid, ["d2d4", "d7d5"]), time.monotonic())
+    assert sb.wait_moves(gid, 4, timeout=10) and game.resync  # played, its answer lost
+    game.stream_opened()
+    game.handle(full(gid, sb.game(gid).moves), time.monotonic())  # confirms it, and we move on
+    assert sb.wait_moves(gid, 5, timeout=10)
+    assert game.twin is None and twin_lines(caplog) == [] and sb.game(gid).rejected_moves == []
+
+
+def test_the_copy_that_resumed_the_game_keeps_it_and_says_so_once(sb, caplog):
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    gid = sb.start_game(IdleOpponent(), bot_color="white")
+    began = 1_700_000_000_000  # the gameFull's createdAt
+    game = make_game(sb, gid, started_ms=began + 1000)  # this process started after the game began
+    client_for(sb).bots.make_move(gid, "d2d4")
+    game.handle(dict(full(gid, []), createdAt=began), time.monotonic())
+    for _ in range(2):
+        game.stream_opened()
+        game.handle(dict(full(gid, ["d2d4"]), createdAt=began), time.monotonic())
+    assert game.twin is None
+    lines = twin_lines(caplog)
+    assert len(lines) == 1 and lines[0].startswith(f"game {gid}: our side played d2d4 (ply 1), a move this")
+    assert lines[0].endswith(": another process is playing on this token; this process started after the "
+                             "game began, so it keeps the game (a deploy stops the older copy)")

@@ -13,8 +13,9 @@ import threading
 import pytest
 
 from bot.config import config_from_dict
+from bot.games.game import Game
 from bot.process import runner as runner_module
-from bot.process.inbox import Call, EventLine, Inbox, SlotFreed, StopAsked, run_call
+from bot.process.inbox import Call, EventLine, GameEnded, Inbox, SlotFreed, StopAsked, run_call
 from bot.process.runner import Runner
 from tests.helpers.bots import Bot, make_config
 
@@ -66,12 +67,15 @@ def new_runner(**config) -> Runner:
     return runner
 
 
+def challenge(cid: str) -> dict:
+    return {"id": cid, "challenger": {"id": "alice", "name": "alice", "rating": 1500},
+            "variant": {"key": "standard"}, "speed": "blitz", "rated": False,
+            "timeControl": {"type": "clock", "limit": 180, "increment": 2}, "color": "random"}
+
+
 def test_an_event_line_goes_to_the_desk_and_an_odd_message_is_one_log_line(caplog):
     runner = new_runner()
-    challenge = {"id": "Ch000001", "challenger": {"id": "alice", "name": "alice", "rating": 1500},
-                 "variant": {"key": "standard"}, "speed": "blitz", "rated": False,
-                 "timeControl": {"type": "clock", "limit": 180, "increment": 2}, "color": "random"}
-    runner.handle(EventLine({"type": "challenge", "challenge": challenge}))
+    runner.handle(EventLine({"type": "challenge", "challenge": challenge("Ch000001")}))
     job = runner.desk.next_job(0.0)  # decided at once: the loop hands it to the answer sender
     assert job is not None and job.cid == "Ch000001" and job.decision.accept
     with caplog.at_level(logging.ERROR, logger="bot.process.runner"):
@@ -162,3 +166,35 @@ def test_the_arena_schedule_joins_first_then_checks_every_check_every_s():
     schedule.done([], now=5.0)
     assert not schedule.due(64.9) and schedule.due(65.0)
     assert schedule.begin() == ([], True)
+
+
+def game_start(gid: str) -> EventLine:
+    return EventLine({"type": "gameStart", "game": {"gameId": gid, "id": gid, "speed": "blitz",
+                                                    "perf": "blitz", "color": "white"}})
+
+
+def test_a_game_left_to_another_process_turns_the_whole_runner_aside(sandbox, caplog):
+    runner = new_runner(token=sandbox.token, url=sandbox.url)
+    runner.arenas.game_in("Arena001")  # an arena game seen: the bot is in that arena
+    runner.slots.hold("Gm000001")
+    left = Game("Gm000001", runner.li, runner.cfg, runner.me, lambda: None, threading.Event())
+    left.twin = "our side played e2e4 (ply 1), a move this process never sent"  # what its loop saw
+    caplog.set_level(logging.INFO)
+    runner.handle(GameEnded(left))
+    assert runner.twin == "game Gm000001: our side played e2e4 (ply 1), a move this process never sent"
+    assert runner.slots.count() == 0 and runner.desk.twin
+    # The matchmaker stops as at a drain, and the event stream closes: the other process hears it all.
+    assert runner.no_new_games.is_set() and runner._matchmaking_off.is_set() and runner._events_off.is_set()
+    assert not runner.draining.is_set() and not runner.stop.is_set()
+    # A challenge: unanswered. New games, and the game left announced again: not started here.
+    runner.handle(EventLine({"type": "challenge", "challenge": challenge("Ch000001")}))
+    assert runner.desk.next_job(0.0) is None
+    for gid in ("Gm000002", "Gm000002", "Gm000001"):
+        runner.handle(game_start(gid))
+    assert dict(runner.games) == {} and runner.slots.count() == 0
+    assert [r.getMessage() for r in caplog.records if "left to the other" in r.getMessage()] == [
+        "game Gm000002: left to the other process on this token"]
+    # At its stop it leaves the arenas alone: the account is the other process's too.
+    runner._leave_arenas()
+    runner.arenas.wait(5)
+    assert sandbox.requests(r"/api/tournament/") == []
