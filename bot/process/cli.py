@@ -42,7 +42,8 @@ EPILOG = """commands:
   play           play on Lichess (or the server at `url:`) until stopped; the default. With no token
                  (LICHESS_BOT_TOKEN or `token:`) it plays one game in the local sandbox instead.
                  Ctrl-C: finish the running games, then exit; twice, or SIGTERM: exit now, the games
-                 resume at the next start (either way it first withdraws from the arenas it joined)
+                 resume at the next start (either way it first withdraws from the arenas it joined).
+                 Exit 3: it stepped aside for another process on the same token (docs/RELIABILITY.md)
   upgrade        turn the token's account into a bot account (irreversible; --yes skips the question)
   check-config   validate the config, print the effective settings and the memory plan
   join ID        join the Lichess arena ID (one that allows bots) with the configured token, while

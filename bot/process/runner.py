@@ -51,10 +51,11 @@ bot plays, and works through the public methods here (`set_matchmaking`, `runnin
 Another process on the same token (a deploy's overlap, a copy left running elsewhere): a game whose loop
 sees our side play a move this process never sent says so in one line and ends, leaving the game to the
 other process without resigning or aborting (bot/games/twin.py; not a game that began before this
-process started: the newer copy keeps those). The runner then steps aside for good (`twin`): the desk
-leaves every challenge unanswered, the matchmaker stops, no game starts here, the event stream is not
-reopened (so the other process's stays open and hears everything), and a stop leaves the arenas alone;
-the games still running here play on, each until it sees the other process move there too.
+process started: the newer copy keeps those). The runner then steps aside (`twin`): the desk leaves
+every challenge unanswered, the matchmaker stops, no game starts here, the event stream is not reopened
+(so the other process's stays open and hears everything), and a stop leaves the arenas alone; the games
+still running here play on, each until it sees the other process move there too, and then the process
+exits with TWIN_EXIT for a restart policy to start it again (alone, once a deploy has stopped the other).
 
 Two ways to stop. `request_stop()` (SIGTERM: a container's stop, a dyno restart): no new challenges,
 running searches are stopped at once (after `game.shutdown_grace_s`, 0 by default) and their best
@@ -124,6 +125,11 @@ VISIT_SPARE_BITS = 18
 # From a stop request to the end of `run()`: inside the 10 s Docker and Podman give between SIGTERM and
 # SIGKILL (Heroku gives 30 s), with room for the interpreter's own exit.
 SHUTDOWN_S = 8.0
+# The exit code after stepping aside for another process on the token, once this one's own games are
+# over: not 0, so that a platform's restart policy (on-failure as well as always) starts the bot again.
+# After a deploy's overlap the other copy was the old one and is gone: the new start plays alone. If
+# the other copy still runs, the new start steps aside again at the first game they both move in.
+TWIN_EXIT = 3
 # The control loop looks this often, with no message, whether a drain is over.
 LOOP_TICK_S = 0.5
 
@@ -775,6 +781,13 @@ class Runner:
             self.desk.leave_to_twin()
             self._no_new_games()  # the matchmaker stops; the console's challenge and join refuse
             self._events_off.set()  # its next line or its end closes it: the other process hears them all
+            # Stepping aside must not outlast the other copy (a deploy stops the old one): exit once the
+            # games running here are over, with a code a restart policy restarts.
+            self.exit_code = TWIN_EXIT
+            self.draining.set()
+            log.warning("another process plays on this token: exiting with code %d once the %d game(s) "
+                        "running here are over, so that a restart finds out whether it is still there",
+                        TWIN_EXIT, len(self._realtime_games()))
         self._twin_left.add(game.id)
 
     def _twin_plays(self, gid: str) -> bool:

@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from bot.process.runner import TWIN_EXIT
 from bot.sandbox import RandomOpponent
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=7)]
@@ -37,6 +38,9 @@ def test_two_processes_on_one_token_one_steps_aside_and_the_other_plays_on(sandb
     assert left.runner.twin.startswith(f"game {gid}: ")
     assert left.runner.game(gid).status is None and not left.runner.game(gid).alive
     assert sandbox.wait_until(lambda: player.runner.game(gid).status == status, timeout=10)
+    # Its only game left, the copy that stepped aside exits, with a code a restart policy restarts.
+    left.thread.join(timeout=25)
+    assert not left.thread.is_alive() and left.code == TWIN_EXIT
     # A challenge after that: the other one answers it, once; the game it makes is played there only.
     cid = sandbox.send_challenge("bob", clock=(60, 0), opponent=RandomOpponent(seed=8, think_s=0.2))
     assert sandbox.wait_challenge_answered(cid, timeout=30) == "accepted"

@@ -16,7 +16,7 @@ from bot.config import config_from_dict
 from bot.games.game import Game
 from bot.process import runner as runner_module
 from bot.process.inbox import Call, EventLine, GameEnded, Inbox, SlotFreed, StopAsked, run_call
-from bot.process.runner import Runner
+from bot.process.runner import TWIN_EXIT, Runner
 from tests.helpers.bots import Bot, make_config
 
 pytestmark = pytest.mark.sandbox(keepalive_s=1.0, seed=11)
@@ -183,9 +183,10 @@ def test_a_game_left_to_another_process_turns_the_whole_runner_aside(sandbox, ca
     runner.handle(GameEnded(left))
     assert runner.twin == "game Gm000001: our side played e2e4 (ply 1), a move this process never sent"
     assert runner.slots.count() == 0 and runner.desk.twin
-    # The matchmaker stops as at a drain, and the event stream closes: the other process hears it all.
-    assert runner.no_new_games.is_set() and runner._matchmaking_off.is_set() and runner._events_off.is_set()
-    assert not runner.draining.is_set() and not runner.stop.is_set()
+    # No new game of ours (the matchmaker stops as at a drain), and the event stream closes: the other
+    # process hears it all. The process drains: it exits once its own games are over, with TWIN_EXIT.
+    assert runner.no_new_games.is_set() and runner._events_off.is_set()
+    assert runner.draining.is_set() and not runner.stop.is_set() and runner.exit_code == TWIN_EXIT
     # A challenge: unanswered. New games, and the game left announced again: not started here.
     runner.handle(EventLine({"type": "challenge", "challenge": challenge("Ch000001")}))
     assert runner.desk.next_job(0.0) is None
