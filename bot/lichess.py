@@ -35,7 +35,7 @@ from berserk.session import Requestor
 from requests.adapters import HTTPAdapter
 
 from bot.config import NetworkConfig
-from bot.wire import Account, Arena, Event, ExportedGame, GameInfo, GameLine, User
+from bot.lichess_types import Account, Arena, Event, ExportedGame, GameEventInfo, GameLine, User
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -332,14 +332,14 @@ class Lichess:
     def upgrade_to_bot(self) -> None:
         self._call("account", self.client.account.upgrade_to_bot, retries=0)
 
-    def playing(self) -> list[GameInfo]:
+    def playing(self) -> list[GameEventInfo]:
         """Games in progress (`/api/account/playing`), most urgent first; entries that are not objects
         are left out."""
         data = self._call("playing", lambda: self._raw.get("/api/account/playing", params={"nb": 50}))
         games = data.get("nowPlaying") if isinstance(data, dict) else None
         if not isinstance(games, list):
             raise TransientError(f"/api/account/playing answered {repr(data)[:60]} without a game list")
-        return [cast(GameInfo, g) for g in games if isinstance(g, dict)]
+        return [cast(GameEventInfo, g) for g in games if isinstance(g, dict)]
 
     def exported_game(self, game_id: str) -> ExportedGame:
         """`GET /game/export/{id}` as JSON, moves in SAN (ClientError 404: no such game)."""

@@ -78,7 +78,7 @@ def write_config(path: Path, sb: Sandbox, games_dir: Path) -> Path:
 
 
 def bot_moves(info: Any) -> int:
-    """The bot's moves in a sandbox game (`GameInfo`), from whichever side moved first."""
+    """The bot's moves in a sandbox game (`SandboxGame`), from whichever side moved first."""
     first_mover_white = chess.Board(info.initial_fen).turn if info.initial_fen else chess.WHITE
     ours_first = (info.bot_color == "white") == first_mover_white
     return len(info.moves[0 if ours_first else 1::2])

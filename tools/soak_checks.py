@@ -24,7 +24,7 @@ from pathlib import Path
 
 import chess.pgn
 
-from bot.sandbox import GameInfo, RequestDetail
+from bot.sandbox import RequestDetail, SandboxGame
 
 _LEVEL = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (DEBUG|INFO|WARNING|ERROR|CRITICAL) ")
 _LATENCY = re.compile(r"state->POST (\d+) ms")
@@ -169,7 +169,7 @@ def check_offers(offers: list[tuple[str, float]], requests: list[RequestDetail],
     return counted
 
 
-def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) -> None:
+def check_chat(text: str, games: list[SandboxGame], bot_name: str, checks: Checks) -> None:
     """Per game: the lines the sandbox got from the bot are the lines queued less those dropped, each
     once (a text queued twice, such as two answers to !help, may be sent twice). A game's outbox held
     by a 429 pause when the process was killed is lost with it, explained: a SIGKILL leaves no time to
@@ -219,7 +219,7 @@ def check_chat(text: str, games: list[GameInfo], bot_name: str, checks: Checks) 
                                      f"{dropped[g.id]} drop(s) logged, {killed[g.id]} held at a SIGKILL")
 
 
-def check_records(directory: Path, games: list[GameInfo], checks: Checks, ended_at: dict[str, float],
+def check_records(directory: Path, games: list[SandboxGame], checks: Checks, ended_at: dict[str, float],
                   bot_down: list[tuple[float, float, str]]) -> None:
     """One PGN per finished game, readable by python-chess, with as many moves as the sandbox has. A
     game that ended while the bot was down (`bot_down`: from, to, what) has none, explained: Lichess
@@ -251,7 +251,7 @@ def check_records(directory: Path, games: list[GameInfo], checks: Checks, ended_
         checks.records += 1
 
 
-def explain_time_losses(games: list[GameInfo], ended_at: dict[str, float], started_at: dict[str, float],
+def explain_time_losses(games: list[SandboxGame], ended_at: dict[str, float], started_at: dict[str, float],
                         outages: list[tuple[float, float, str]], checks: Checks) -> None:
     """A loss on time is explained when the bot or the sandbox was down (`outages`: start, end, what)
     during the game; any other is a failure."""

@@ -45,7 +45,7 @@ from bot.lichess import (
     RateLimited,
     Stopped,
 )
-from bot.wire import Challenge
+from bot.lichess_types import Challenge
 
 log = logging.getLogger(__name__)
 

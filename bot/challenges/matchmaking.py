@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 from bot.config import MatchmakingConfig
 from bot.lichess import BotQuota, ClientError, Lichess, LichessError, QuotaReached, RateLimited, Stopped
+from bot.lichess_types import Account, Challenge, ChallengeUser, User
 from bot.speed import estimated_seconds, speed_of
-from bot.wire import Account, Challenge, ChallengeUser, User
 
 if TYPE_CHECKING:  # pragma: no cover
     from bot.challenges.slots import Slots

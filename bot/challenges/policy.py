@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.config import PLAYABLE_VARIANTS, SPEEDS, ChallengeConfig
-from bot.wire import Challenge
+from bot.lichess_types import Challenge
 from engine.board import rules_board
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from bot.config import CHAT_MAX, ChatConfig, Config, chat_text
 from bot.lichess import Lichess, LichessError, RateLimited, Stopped
-from bot.wire import ChatLine
+from bot.lichess_types import ChatLine
 from engine.board import PAWN
 
 log = logging.getLogger(__name__)

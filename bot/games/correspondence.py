@@ -41,7 +41,7 @@ from typing import Any
 from bot.challenges.policy import is_correspondence
 from bot.challenges.reservations import Reservations
 from bot.ids import usable_id
-from bot.wire import GameInfo
+from bot.lichess_types import GameEventInfo
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class Correspondence:
 
     # ------------------------------------------------------------ what the runner tells us
 
-    def note(self, gid: str, info: GameInfo | None) -> list[Visit]:
+    def note(self, gid: str, info: GameEventInfo | None) -> list[Visit]:
         """A correspondence game started or was found in progress: visit it if it is our turn."""
         self._games.add(gid)
         self._reserved.drop(gid)  # on Lichess the game id is the challenge id
@@ -110,7 +110,7 @@ class Correspondence:
         self.checking, self.next_checkin_at = False, now + self.checkin_s
         log.warning("correspondence check-in failed (%s); next one in %.0f s", error, self.checkin_s)
 
-    def checked(self, playing: list[GameInfo], now: float) -> list[Visit]:
+    def checked(self, playing: list[GameEventInfo], now: float) -> list[Visit]:
         """`/api/account/playing`'s answer: the games where it is our turn, and the known ones no longer
         listed (over) for a last visit."""
         self.checking, self.next_checkin_at = False, now + self.checkin_s

@@ -11,7 +11,7 @@ answers to commands, queued for the game's chat sender so that no chat request e
 The stream is read by a reader thread of its own (`bot.games.stream`), which answers chat lines
 itself, so that an answer never waits for a search, and hands every other event to the loop.
 The game's decisions (draws, resignation, takebacks, abort, claim, a move's limits) are plain
-functions in `bot.games.rules`, and which state is stale in `bot.games.stale` (on the plies noted in
+functions in `bot.games.rules`, and which state is stale in `bot.games.incoming` (on the plies noted in
 `bot.games.plies`): the loop gathers the facts, asks them, and acts on the answer. The gameFull is
 read once into a `GameInfo` (`bot.games.info`).
 
@@ -59,7 +59,7 @@ from typing import cast
 import chess
 
 from bot.config import PLAYABLE_VARIANTS, Config
-from bot.games import chat, records, rules, stale, twin
+from bot.games import chat, incoming, records, rules, twin
 from bot.games.info import BadData, GameInfo, final_status, read_full, state_of
 from bot.games.memory import GameMemory
 from bot.games.opponent_watch import ABORT, Facts, OpponentWatch
@@ -67,8 +67,8 @@ from bot.games.plies import PlyNotes, Unsent
 from bot.games.position import EngineLike, GamePosition
 from bot.games.stream import game_events
 from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
+from bot.lichess_types import ChatLine, GameFull, GameLine, GameState, OpponentGone
 from bot.sources.outside import MoveSource
-from bot.wire import ChatLine, GameFull, GameLine, GameState, OpponentGone
 from engine import ChosenMove, timeman
 
 log = logging.getLogger(__name__)
@@ -113,8 +113,8 @@ class Game:
         self._give_back = give_back  # returns the engine's hash table to the runner's pool
         self._shutdown = shutdown
         self._on_end = on_end
-        self.finished = threading.Event()  # the server said the game is over
-        self.ended = threading.Event()  # the thread is done with the game (set just before on_end)
+        self.over = threading.Event()  # the server said the game is over
+        self.loop_done = threading.Event()  # the thread is done with the game (set just before on_end)
         self._stream_stop = threading.Event()  # finished, or the bot is shutting down
         self._busy = threading.Lock()  # held from the decision to think until the move POST returned
         self.thread: threading.Thread | None = None
@@ -224,7 +224,7 @@ class Game:
             self._drop_engine()
             self.chat.outbox.close(CHAT_AFTER_END_S)  # the goodbye, if it could not go yet: from its thread
             log.info("game %s: thread ends (%s)", self.id, self.status or "not finished")
-            self.ended.set()
+            self.loop_done.set()
             if self._on_end is not None:
                 self._on_end(self)
 
@@ -244,7 +244,7 @@ class Game:
     def server_finished(self) -> None:
         """The event stream's gameFinish. The game stream still brings the final state (result,
         goodbye); it ends the thread."""
-        self.finished.set()
+        self.over.set()
 
     def begin_shutdown(self) -> None:
         """Stop reading the stream; a search already running goes on (see `wait_idle`), a ponder
@@ -315,7 +315,7 @@ class Game:
             return False  # our move may not have arrived: the fresh state says
         if self.status is not None:
             return True  # its final state was handled: recorded, goodbye said
-        if self.finished.is_set():
+        if self.over.is_set():
             return False  # over on the server (gameFinish): the final state the record needs comes next
         position = self.position
         if not self._playable or position is None:
@@ -383,12 +383,12 @@ class Game:
         before = len(self.position.moves) if known is None else known
         if news and self._twin_moved(moves, before):
             return
-        step = stale.next_state(len(moves), before, known is not None, self._plies, self._our_first_ply())
-        if step.action == stale.SKIP:
+        step = incoming.next_state(len(moves), before, known is not None, self._plies, self._our_first_ply())
+        if step.action == incoming.SKIP:
             log.info("game %s: a state with %d moves after one with %d, and no takeback accepted: stale, "
                      "skipped", self.id, len(moves), before)
             return
-        if step.action == stale.RESYNC:
+        if step.action == incoming.RESYNC:
             log.info("game %s: a state with a move of ours we did not send (plies %d to %d): stale, skipped;"
                      " reopening the stream", self.id, before + 1, len(moves))
             self._resync = True
@@ -422,7 +422,7 @@ class Game:
         if self.twin is not None:
             return True  # left already: the loop ends after this event
         first = self._our_first_ply()
-        if stale.ours_sent(before, len(moves), self._plies, first):
+        if incoming.ours_sent(before, len(moves), self._plies, first):
             return False  # every move of ours is at a ply we sent one for (no replay needed to tell)
         assert self.position is not None
         written = self.position.written(moves)
@@ -630,7 +630,7 @@ class Game:
 
     def _watch_facts(self) -> Facts:
         position = self.position
-        if position is None or self.finished.is_set():
+        if position is None or self.over.is_set():
             return Facts(playing=False)
         return Facts(playing=True, stopping=self._shutdown.is_set(), opponent_moved=self._opponent_moved(),
                      our_turn=position.board.turn == self.color,
@@ -696,7 +696,7 @@ class Game:
 
     def _game_over(self, status: str, winner: str | None, final_moves: list[str] | None) -> None:
         self.status, self.winner = status, winner
-        self.finished.set()  # now, not after the goodbye: a shutdown meanwhile must not count it as running
+        self.over.set()  # now, not after the goodbye: a shutdown meanwhile must not count it as running
         if winner is None:
             outcome = "no winner"
         else:

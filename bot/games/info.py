@@ -13,7 +13,7 @@ from typing import cast
 import chess
 
 from bot.lichess import clock_ms
-from bot.wire import Clock, GameFull, GamePlayer, GameState
+from bot.lichess_types import Clock, GameFull, GamePlayer, GameState
 
 
 class BadData(ValueError):

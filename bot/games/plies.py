@@ -1,5 +1,5 @@
 """What a game notes about the plies of its own moves and answers (`PlyNotes`), and what a takeback
-does to it: plain data, kept by the game thread (bot/games/game.py), judged by `bot.games.stale`.
+does to it: plain data, kept by the game thread (bot/games/game.py), judged by `bot.games.incoming`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import cast
 
 from bot.games.info import final_status
 from bot.lichess import Lichess
-from bot.wire import ChatLine, GameLine
+from bot.lichess_types import ChatLine, GameLine
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ one token"): the clearest sign of a twin. It usually shows after a move of ours 
 while our state said it was our turn: the other process had played that ply. Not such a move:
 
 - a move this game already knows at its ply: one it sent (a POST that went through with its answer
-  lost included: `stale.NextState.confirmed`), or one in a list it followed. The first gameFull a
+  lost included: `incoming.NextState.confirmed`), or one in a list it followed. The first gameFull a
   game's loop reads brings the moves this bot made before a restart, and a stale state replayed after a
   takeback brings back a move of ours taken back since: neither is new;
 - any move while a move we sent is missing from the ply we sent it for. The move request names no ply:

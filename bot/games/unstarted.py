@@ -22,7 +22,7 @@ from bot.games import records
 from bot.games.info import final_status
 from bot.games.records import GameRecord
 from bot.lichess import ClientError, Lichess, LichessError
-from bot.wire import ExportedGame, GameInfo
+from bot.lichess_types import ExportedGame, GameEventInfo
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ OVER = "over"  # finished without the bot (aborted, most often): recorded
 class Verdict:
     kind: str
     status: str = ""  # the game's status as lila names it (OVER, RUNNING)
-    start: GameInfo | None = None  # RUNNING: what a gameStart would have said, for the runner
+    start: GameEventInfo | None = None  # RUNNING: what a gameStart would have said, for the runner
 
 
 def verdict(game: ExportedGame | None) -> Verdict:
@@ -46,7 +46,7 @@ def verdict(game: ExportedGame | None) -> Verdict:
     status = status if isinstance(status, str) else "unknown"
     if final_status(status):
         return Verdict(OVER, status)
-    start: GameInfo = {"gameId": str(game.get("id")), "speed": str(game.get("speed") or "")}
+    start: GameEventInfo = {"gameId": str(game.get("id")), "speed": str(game.get("speed") or "")}
     tournament = game.get("tournament")
     if isinstance(tournament, str):
         start["tournamentId"] = tournament
@@ -94,7 +94,7 @@ def _uci_moves(fen: str | None, sans: Any) -> list[str]:
         return []
 
 
-def follow_up(li: Lichess, gid: str, me: str, cfg: RecordsConfig, site: str) -> GameInfo | None:
+def follow_up(li: Lichess, gid: str, me: str, cfg: RecordsConfig, site: str) -> GameEventInfo | None:
     """A worker's look at what became of game `gid` (it waits on the network): one log line whatever
     the answer, the record of a game over; what a gameStart would have said of a game in progress, for
     the runner's loop to play it, else None."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from bot.config import ArenaEntry
 from bot.ids import usable_id
 from bot.lichess import ClientError, Lichess, LichessError, RateLimited, Stopped
-from bot.wire import Arena
+from bot.lichess_types import Arena
 
 log = logging.getLogger(__name__)
 

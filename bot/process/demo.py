@@ -21,7 +21,7 @@ from bot.process.runner import Runner
 from engine.board import rules_board
 
 if TYPE_CHECKING:
-    from bot.sandbox import GameInfo, Sandbox
+    from bot.sandbox import Sandbox, SandboxGame
 
 DEMO_TOKEN = "sandbox-demo-token"
 
@@ -113,7 +113,7 @@ def _demo_config(cfg: Config, url: str) -> Config:
                                time=time_cfg, records=records)
 
 
-def _print_result(info: GameInfo, out: TextIO) -> None:
+def _print_result(info: SandboxGame, out: TextIO) -> None:
     result = {"white": "1-0", "black": "0-1"}.get(info.winner or "", "1/2-1/2")
     if info.winner is None:
         verdict = "no winner"

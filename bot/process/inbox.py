@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bot.wire import Event
+from bot.lichess_types import Event
 
 if TYPE_CHECKING:
     from bot.challenges.desk import Job, Outcome

@@ -96,6 +96,7 @@ from bot.lichess import (
     Stopped,
     TransientError,
 )
+from bot.lichess_types import Account, Challenge, Event, GameEventInfo
 from bot.process.arenas import ArenaSchedule, Membership
 from bot.process.cores import usable_cores
 from bot.process.inbox import (
@@ -114,7 +115,6 @@ from bot.process.memory_plan import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all, move_sources
 from bot.sources.outside import MoveSource
-from bot.wire import Account, Challenge, Event, GameInfo
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -382,7 +382,7 @@ class Runner:
         if self.matchmaker is not None:
             self._ask_matchmaker(self.matchmaker)
 
-    def _checked_in(self, playing: list[GameInfo] | LichessError) -> None:
+    def _checked_in(self, playing: list[GameEventInfo] | LichessError) -> None:
         now = time.monotonic()
         if isinstance(playing, LichessError):
             self.correspondence.failed(playing, now)
@@ -527,7 +527,7 @@ class Runner:
         for g in running + self._chatting:
             g.chat.outbox.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
-                 sum(1 for g in running if not g.finished.is_set()))
+                 sum(1 for g in running if not g.over.is_set()))
 
     def _finish_matchmaking(self, deadline: float) -> None:
         """At a stop: wait (until `deadline`) for the matchmakers' requests in flight, the cancel of the
@@ -624,7 +624,7 @@ class Runner:
                             lambda: unstarted.follow_up(li, gid, me, cfg.records, cfg.url),
                             lambda start: self.start_game(gid, start) if isinstance(start, dict) else None)
 
-    def start_game(self, gid: str, info: GameInfo | None = None) -> None:
+    def start_game(self, gid: str, info: GameEventInfo | None = None) -> None:
         """A gameStart (or a game in progress at start-up; `info` is its GameEventInfo): a real-time
         game gets a slot and a thread; a correspondence game is handed to bot/games/correspondence.py.
         An arena game shows an arena the bot is in, joined here or not: the runner withdraws from it at
@@ -685,7 +685,7 @@ class Runner:
         if self.stop.is_set() or self._twin_plays(gid):
             return False
         existing = self._games.get(gid)
-        if existing is not None and existing.alive and not existing.ended.is_set():
+        if existing is not None and existing.alive and not existing.loop_done.is_set():
             return False
         self._add_game(self._make_game(gid, visit=True))
         return True
@@ -721,8 +721,8 @@ class Runner:
         progress by game id, and the ids of the games the server has finished."""
         games = self.games  # one view: the loop may publish a new one meanwhile
         # A finished game's thread may still be saying goodbye: it is not in progress any more.
-        running = {gid: g.opponent.lower() for gid, g in games.items() if g.alive and not g.finished.is_set()}
-        over = {gid for gid, g in games.items() if g.finished.is_set()}
+        running = {gid: g.opponent.lower() for gid, g in games.items() if g.alive and not g.over.is_set()}
+        over = {gid for gid, g in games.items() if g.over.is_set()}
         return running, over
 
     def threads_per_game(self) -> int:
@@ -754,13 +754,13 @@ class Runner:
             self._leave_to_twin(game)
         if game.chat.outbox.pending():
             self._chatting = [g for g in self._chatting if g.chat.outbox.pending()] + [game]
-        if game.visit and game.finished.is_set() and game.status is None and not self.stop.is_set():
+        if game.visit and game.over.is_set() and game.status is None and not self.stop.is_set():
             # The gameFinish came while this visit was ending, after it had stopped reading: the last
             # visit it started was refused, and the final state (record, goodbye) still waits.
             log.info("correspondence game %s: over while its visit ended; one last visit", game.id)
             self._visit(game.id)
             return
-        if not game.finished.is_set():
+        if not game.over.is_set():
             if not self.stop.is_set():  # a game we had to leave: do not let it block a slot forever
                 self.slots.release(game.id)
             return  # not over on the server: a restart (or its next gameStart) resumes it
@@ -797,7 +797,7 @@ class Runner:
         if self.twin is None:
             return False
         running = self._games.get(gid)
-        if running is not None and running.alive and not running.ended.is_set():
+        if running is not None and running.alive and not running.loop_done.is_set():
             return True  # running here: it plays on (nothing to start)
         if gid not in self._twin_left:
             self._twin_left.add(gid)

@@ -118,7 +118,7 @@ Control API (all waits return instead of raising on timeout)::
                 variant="standard", rated=False, opponent_name="alice", opponent_is_bot=False,
                 opponent_rating=1500, castling_as_king_takes_rook=True, think_s=None) -> game id
                 (castling_as_king_takes_rook=False: the older e1g1 form, never in Chess960)
-    .game(gid) -> GameInfo(status, winner, moves, fen, bot_color, wtime_ms, btime_ms, chat, draw_offers,
+    .game(gid) -> SandboxGame(status, winner, moves, fen, bot_color, wtime_ms, btime_ms, chat, draw_offers,
                 pending_draw, bot_move_times, bot_move_latency, rejected_moves, opponent_gone,
                 stream_connects, open_streams, ...)
     .games(); .wait_game_over(gid, timeout=10.0) -> status; .wait_moves(gid, n, timeout=5.0) -> bool
@@ -130,7 +130,7 @@ Control API (all waits return instead of raising on timeout)::
     .requests(path_regex=".*", method=None) -> filtered log; .errors -> sandbox-side problems
     .respond_with(path_regex, status, times=1, headers=None, body=None, method=None) -> Rule
     .cut_event_stream(); .cut_game_stream(gid); .set_opponent_gone(gid, gone=True)
-    .propose_takeback(gid)   (the opponent asks now, on either turn; GameInfo.pending_takeback, .takebacks)
+    .propose_takeback(gid)   (the opponent asks now, on either turn; SandboxGame.pending_takeback, .takebacks)
     .restart(downtime_s=2.0, mode="refuse"|"error", wait=False)
     .faults -> FaultInjector: .add(action, path=".*", *, method=None, line=None, keepalive=False,
                times=1, skip=0, probability=1.0, duration=None) with actions Respond (raw= for an
@@ -158,7 +158,7 @@ bot.sandbox.testing has client_for(sb, token=None, timeout=(3, 5)) (a berserk cl
 timeouts) and Reader(iterator) (pumps a stream in a thread: get(timeout), until(pred), rest()).
 """
 
-from .control import ChallengeInfo, GameInfo, RequestDetail, RequestRecord, Sandbox
+from .control import ChallengeInfo, RequestDetail, RequestRecord, Sandbox, SandboxGame
 from .faults import (
     CutStream,
     Delay,
@@ -195,7 +195,7 @@ from .opponents import (
 __all__ = [
     "DECLINE_REASONS", "STATUS_IDS", "AcceptAll", "ChallengeInfo", "CutStream", "DeclineAll", "DeclineFast",
     "DeclineRated", "Delay", "Drop", "Duplicate", "EndStream", "EngineOpponent", "FaultInjector",
-    "GameInfo", "IdleOpponent", "LaterSometimes", "Malformed", "NeverAnswers", "Offer", "Opponent",
+    "SandboxGame", "IdleOpponent", "LaterSometimes", "Malformed", "NeverAnswers", "Offer", "Opponent",
     "OpponentView", "RandomOpponent", "Reorder", "RequestDetail", "RequestRecord", "Respond", "Rule",
     "Sandbox", "ScriptedOpponent", "Silence", "SparringPolicy", "Stale", "UciOpponent",
 ]

@@ -72,7 +72,7 @@ class ChallengeInfo:
 
 
 @dataclass(frozen=True)
-class GameInfo:
+class SandboxGame:
     id: str
     status: str
     winner: str | None
@@ -416,18 +416,18 @@ class Sandbox:
                                             "think_s": think_s})
         return g.id
 
-    def game(self, gid: str) -> GameInfo:
+    def game(self, gid: str) -> SandboxGame:
         with self.world.cond:
             g = self.world.get_game(gid)
             return self._info(g)
 
-    def games(self) -> list[GameInfo]:
+    def games(self) -> list[SandboxGame]:
         with self.world.cond:
             return [self._info(g) for g in self.world.games.values()]
 
-    def _info(self, g: Game) -> GameInfo:
+    def _info(self, g: Game) -> SandboxGame:
         w, b = g.clock_ms()
-        return GameInfo(
+        return SandboxGame(
             id=g.id, status=g.status, winner=g.winner, moves=list(g.moves), fen=g.board.fen(),
             bot_color=g.bot_color, initial_fen=g.initial_fen, wtime_ms=w, btime_ms=b, chat=list(g.chat),
             draw_offers=list(g.draw_offers), pending_draw=frozenset(g.pending_draw),

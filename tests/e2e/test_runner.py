@@ -511,7 +511,7 @@ def test_finer_challenge_rules_end_to_end(sandbox, bot_for):
     # Alice's game ends: her next challenge is accepted.
     gid = sandbox.challenge(first).game_id
     assert sandbox.wait_game_over(gid, timeout=30) in ("resign", "aborted")
-    assert sandbox.wait_until(lambda: bot.runner.game(gid).finished.is_set(), timeout=10)  # the bot knows
+    assert sandbox.wait_until(lambda: bot.runner.game(gid).over.is_set(), timeout=10)  # the bot knows
     last = sandbox.send_challenge("alice", opponent=IdleOpponent(), clock=(180, 2))
     assert sandbox.wait_challenge_answered(last) == "accepted", bot.runner.desk.answers.get(last)
 

@@ -142,7 +142,7 @@ def test_short_soak_with_everything_on_and_bot_restarts_keeps_every_check(tmp_pa
 
 def fake_game(gid: str, chat: list[tuple[str, str, str]], status: str = "mate",
               moves: tuple[str, ...] = ()) -> SimpleNamespace:
-    """What the checks read of a sandbox GameInfo."""
+    """What the checks read of a sandbox SandboxGame."""
     return SimpleNamespace(id=gid, chat=chat, status=status, moves=list(moves), bot_color="white",
                            flagged=None)
 

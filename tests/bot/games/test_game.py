@@ -111,7 +111,7 @@ def test_game_over_state_finishes_the_game(sb):
     game = make_game(sb, gid)
     game.handle(full(gid, []), time.monotonic())
     game.handle(state(["e2e4"], status="resign", winner="white"), time.monotonic())
-    assert game.finished.is_set()
+    assert game.over.is_set()
     assert (game.status, game.winner) == ("resign", "white")
 
 
@@ -573,7 +573,7 @@ def test_a_move_of_ours_this_process_never_sent_leaves_the_game_to_the_other_pro
     requests = game_requests(sb, gid)  # the other's move and our refused one, nothing since
     assert len(requests) == 2 and all("/move/" in path for path in requests)
     assert len(twin_lines(caplog)) == 1
-    assert sb.game(gid).status == "started" and not game.finished.is_set()
+    assert sb.game(gid).status == "started" and not game.over.is_set()
     # Its loop, run now, ends at once: no stream is opened.
     game.start().thread.join(10)
     assert not game.alive and sb.game(gid).stream_connects == 0

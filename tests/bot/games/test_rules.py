@@ -1,4 +1,4 @@
-"""A game's decisions as plain data in, decision out (bot/games/rules.py, stale.py, plies.py,
+"""A game's decisions as plain data in, decision out (bot/games/rules.py, incoming.py, plies.py,
 memory.py): no thread, no server, no engine. tests/bot/games/test_game.py drives the same rules through a
 game and a sandbox."""
 
@@ -10,7 +10,7 @@ import chess
 import pytest
 
 from bot.config import DrawConfig, ResignConfig, TakebackConfig
-from bot.games import rules, stale
+from bot.games import incoming, rules
 from bot.games.memory import GameMemory
 from bot.games.plies import PlyNotes, Unsent
 from engine import ChosenMove
@@ -159,32 +159,35 @@ def unsent_at(ply: int) -> Unsent:
 
 def test_a_state_from_before_is_skipped_without_a_takeback_we_said_yes_to():
     noted = PlyNotes(moved_at=2)
-    assert stale.next_state(2, 4, from_full=False, noted=noted, first=0).action == stale.SKIP
-    assert stale.next_state(2, 4, from_full=True, noted=noted, first=0).action == stale.FOLLOW  # the game now
+    assert incoming.next_state(2, 4, from_full=False, noted=noted, first=0).action == incoming.SKIP
+    # a gameFull is the game now:
+    assert incoming.next_state(2, 4, from_full=True, noted=noted, first=0).action == incoming.FOLLOW
     # After our yes at ply 4: 1 or 2 plies back is the takeback, more is stale.
     yes = PlyNotes(moved_at=2, takeback_yes=4)
-    assert stale.next_state(3, 4, False, yes, 0) == stale.NextState(stale.FOLLOW, taken_back=1, posted_at=2)
-    assert stale.next_state(2, 4, False, yes, 0).taken_back == 2
-    assert stale.next_state(1, 4, False, yes, 0).action == stale.SKIP
+    followed = incoming.NextState(incoming.FOLLOW, taken_back=1, posted_at=2)
+    assert incoming.next_state(3, 4, False, yes, 0) == followed
+    assert incoming.next_state(2, 4, False, yes, 0).taken_back == 2
+    assert incoming.next_state(1, 4, False, yes, 0).action == incoming.SKIP
 
 
 def test_a_state_with_a_move_of_ours_we_did_not_send_reopens_the_stream():
     # We are white (first ply 0), posted the move at ply 2; a state bringing ply 4 is stale.
     noted = PlyNotes(moved_at=2)
-    assert stale.next_state(4, 3, False, noted, 0) == stale.NextState(stale.FOLLOW, posted_at=2, went_on=True)
-    assert stale.next_state(5, 3, False, noted, 0).action == stale.RESYNC
-    assert not stale.ours_sent(3, 5, noted, 0) and stale.ours_sent(3, 4, noted, 0)
-    assert stale.ours_sent(2, 3, noted, 0) and not stale.ours_sent(0, 1, noted, 0)
-    assert stale.ours_sent(0, 1, PlyNotes(), first=1)  # black's plies are the odd ones
-    assert stale.ours_sent(4, 5, PlyNotes(moved_at=2, unsent=unsent_at(4)), 0)  # sent, unconfirmed
+    went_on = incoming.NextState(incoming.FOLLOW, posted_at=2, went_on=True)
+    assert incoming.next_state(4, 3, False, noted, 0) == went_on
+    assert incoming.next_state(5, 3, False, noted, 0).action == incoming.RESYNC
+    assert not incoming.ours_sent(3, 5, noted, 0) and incoming.ours_sent(3, 4, noted, 0)
+    assert incoming.ours_sent(2, 3, noted, 0) and not incoming.ours_sent(0, 1, noted, 0)
+    assert incoming.ours_sent(0, 1, PlyNotes(), first=1)  # black's plies are the odd ones
+    assert incoming.ours_sent(4, 5, PlyNotes(moved_at=2, unsent=unsent_at(4)), 0)  # sent, unconfirmed
 
 
 def test_an_unconfirmed_move_the_server_has_counts_as_posted():
     noted = PlyNotes(moved_at=0, unsent=unsent_at(2))
-    confirmed = stale.NextState(stale.FOLLOW, posted_at=2, confirmed=True, went_on=True)
-    assert stale.next_state(3, 2, False, noted, 0) == confirmed
+    confirmed = incoming.NextState(incoming.FOLLOW, posted_at=2, confirmed=True, went_on=True)
+    assert incoming.next_state(3, 2, False, noted, 0) == confirmed
     # Not in the list yet: the engine may be one move ahead with it, unconfirmed.
-    assert stale.next_state(2, 2, True, noted, 0) == stale.NextState(stale.FOLLOW, posted_at=2)
+    assert incoming.next_state(2, 2, True, noted, 0) == incoming.NextState(incoming.FOLLOW, posted_at=2)
 
 
 def test_a_takeback_forgets_what_was_noted_at_the_plies_taken_back():

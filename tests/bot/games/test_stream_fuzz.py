@@ -393,7 +393,7 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
                 return
 
     for ev, truth in events:
-        if game.finished.is_set():
+        if game.over.is_set():
             break  # Game.run stops reading at the final state
         note(ev)
         game.handle(ev, time.monotonic())
@@ -402,7 +402,7 @@ def feed(game: Game, server: FakeGameServer, base: Base, events: list[tuple[dict
             game.stream_opened()
             played.resyncs += 1
             clean(truth)
-    if not game.finished.is_set():
+    if not game.over.is_set():
         clean(len(base.plies))
     return played
 
@@ -433,7 +433,7 @@ def check_game(game: Game, server: FakeGameServer, base: Base, played: Played, r
         assert raw in played.fed and fen in played.fens, (fen, raw)
     # Recovery: once the true position arrives, the bot moves if it is its turn there.
     final = _replay(base.fen, base.moves_at(len(base.plies)))
-    obeyed = game.finished.is_set() or {"abort", "resign"} & set(server.calls)
+    obeyed = game.over.is_set() or {"abort", "resign"} & set(server.calls)
     if not obeyed and final.turn == game.color and not final.is_game_over():
         true_moves = tuple(base.moves_at(len(base.plies)))
         assert any(raw == true_moves for _, _, raw in server.moves), "no move from the true position"
@@ -450,7 +450,7 @@ def test_clean_bases_play_and_recover(records):
                    if _replay(base.fen, base.moves_at(n)).turn == game.color
                    and not _replay(base.fen, base.moves_at(n)).is_game_over())
         assert len(server.moves) == ours, base.name
-        assert game.finished.is_set() == (base.final is not None)
+        assert game.over.is_set() == (base.final is not None)
 
 
 @pytest.mark.slow

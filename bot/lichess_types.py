@@ -125,7 +125,7 @@ class GameOpponent(TypedDict, total=False):
     ai: int
 
 
-class GameInfo(TypedDict, total=False):
+class GameEventInfo(TypedDict, total=False):
     """A game as the event stream's gameStart/gameFinish and `/api/account/playing` give it
     (GameEventInfo). `gameId` is the id (`id` too, in events); `tournamentId` marks an arena game;
     `speed` "correspondence" marks a game of days per move or of no clock."""
@@ -180,7 +180,7 @@ class ExportedGame(TypedDict, total=False):
 class Playing(TypedDict, total=False):
     """`/api/account/playing`: the games in progress, most urgent first."""
 
-    nowPlaying: list[GameInfo]
+    nowPlaying: list[GameEventInfo]
     nbMyTurn: int
 
 
@@ -221,7 +221,7 @@ class Event(TypedDict, total=False):
 
     type: Required[str]
     challenge: Challenge
-    game: GameInfo
+    game: GameEventInfo
     compat: Compat
 
 

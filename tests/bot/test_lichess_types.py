@@ -1,4 +1,5 @@
-"""bot/wire.py names every field the stand-in Lichess sends: the types and the sandbox's JSON agree."""
+"""bot/lichess_types.py names every field the stand-in Lichess sends: the types and the sandbox's JSON
+agree."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot import wire
+from bot import lichess_types as lt
 from bot.sandbox import Sandbox, ScriptedOpponent
 from bot.sandbox import lila_json as sent
 
@@ -38,8 +39,8 @@ def test_a_challenge_as_the_event_stream_sends_it(sb):
         challenges = [sent.challenge_json(sb.world.get_challenge(cid), sb.url)
                       for cid in (plain, from_position, declined)]
     for ch in challenges:
-        check(ch, wire.Challenge, {"challenger": wire.ChallengeUser, "destUser": wire.ChallengeUser,
-                                   "variant": wire.Variant, "timeControl": wire.TimeControl})
+        check(ch, lt.Challenge, {"challenger": lt.ChallengeUser, "destUser": lt.ChallengeUser,
+                                   "variant": lt.Variant, "timeControl": lt.TimeControl})
     assert {"initialFen", "declineReason", "declineReasonKey"} <= set().union(*challenges)  # all were seen
 
 
@@ -49,8 +50,8 @@ def test_a_game_as_its_stream_and_the_event_stream_send_it(sb):
         game = sb.world.get_game(gid)
         full = sent.game_full_json(game)
         info = sent.game_event_info(game)
-    check(full, wire.GameFull, {"variant": wire.Variant, "white": wire.GamePlayer, "black": wire.GamePlayer,
-                                "clock": wire.Clock, "state": wire.GameState})
-    check(info, wire.GameInfo, {"variant": wire.Variant, "opponent": wire.GameOpponent,
-                                "status": wire.GameStatus})
-    check(full["state"], wire.GameState, {"expiration": wire.Expiration})
+    check(full, lt.GameFull, {"variant": lt.Variant, "white": lt.GamePlayer, "black": lt.GamePlayer,
+                                "clock": lt.Clock, "state": lt.GameState})
+    check(info, lt.GameEventInfo, {"variant": lt.Variant, "opponent": lt.GameOpponent,
+                                "status": lt.GameStatus})
+    check(full["state"], lt.GameState, {"expiration": lt.Expiration})
