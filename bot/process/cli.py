@@ -134,7 +134,8 @@ def _fail(message: str) -> int:
 
 def _play(cfg: Config, mem: memory_plan.MemoryPlan) -> int:
     from bot.process.console import Console
-    from bot.process.runner import Runner, StartupError
+    from bot.process.runner import Runner
+    from bot.process.startup import StartupError
 
     fixed_mmap_threshold()
     runner = Runner(cfg, memory_plan=mem)

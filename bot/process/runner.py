@@ -80,7 +80,7 @@ from bot.challenges.desk import AnswerSender, Desk
 from bot.challenges.matchmaking import Answer, Matchmaker, Request, perform
 from bot.challenges.policy import is_correspondence
 from bot.challenges.slots import Slots
-from bot.config import Config, ConfigError
+from bot.config import Config
 from bot.games import unstarted
 from bot.games.correspondence import Correspondence
 from bot.games.game import Game
@@ -92,11 +92,9 @@ from bot.lichess import (
     ClientError,
     Lichess,
     LichessError,
-    RateLimited,
-    Stopped,
-    TransientError,
 )
 from bot.lichess_types import Account, Challenge, Event, GameEventInfo
+from bot.process import startup
 from bot.process.arenas import ArenaSchedule, Membership
 from bot.process.cores import usable_cores
 from bot.process.inbox import (
@@ -113,7 +111,7 @@ from bot.process.inbox import (
 )
 from bot.process.memory_plan import MemoryPlan
 from bot.process.tables import TablePool
-from bot.sources.chain import close_all, move_sources
+from bot.sources.chain import close_all
 from bot.sources.outside import MoveSource
 
 log = logging.getLogger(__name__)
@@ -132,10 +130,6 @@ SHUTDOWN_S = 8.0
 TWIN_EXIT = 3
 # The control loop looks this often, with no message, whether a drain is over.
 LOOP_TICK_S = 0.5
-
-
-class StartupError(Exception):
-    """The bot cannot run with this token/account: one line for the user, exit code 2."""
 
 
 class Runner:
@@ -317,14 +311,14 @@ class Runner:
             return self.exit_code  # stopped while the server was unreachable
         log.info("settings: %s%s", self.cfg.source or "the defaults",
                  f"; memory: {self.memory_plan.describe()}" if self.memory_plan else "")
-        self._make_sources()  # first: a book or tables that cannot be opened stop the start at once
+        self.sources = startup.make_sources(self.cfg)  # first: a book or tables that cannot be opened stop it
         try:
             # Nothing that can accept a challenge or make a move starts before the search is compiled
             # and every game's hash table is allocated and touched.
             if self.warm_up:
-                self._warm_up_engine()
+                startup.warm_up_engine()
             if self.new_engine is None:
-                self._make_tables()
+                self.tables = startup.make_tables(self.cfg)
             if self.stop.is_set():  # a signal during a cold compile: nothing started, nothing to wait for
                 return self.exit_code
             self._resume_games()
@@ -429,62 +423,12 @@ class Runner:
             log.exception("error while handling %s", type(message).__name__)
 
     def check_account(self) -> Account | None:
-        """`/api/account`: the token must work and the account must be a bot. None if stopped."""
-        backoff_s = self.cfg.network.backoff_base_s
-        while True:
-            try:
-                account = self.li.account()
-                break
-            except ClientError as e:
-                if e.status in (401, 403):
-                    raise StartupError(f"the token was refused by {self.cfg.url} ({e}); check "
-                                       f"LICHESS_BOT_TOKEN or token: in the config") from None
-                raise StartupError(f"{self.cfg.url}/api/account answered {e}") from None
-            except Stopped:
-                return None
-            except (TransientError, RateLimited) as e:
-                log.warning("cannot reach %s yet (%s); retrying in %.0f s", self.cfg.url, e, backoff_s)
-                if self.stop.wait(backoff_s):
-                    return None
-                backoff_s = min(backoff_s * 2, self.cfg.network.backoff_max_s)
-        name = account.get("username") or account.get("id") or "?"
-        if account.get("title") != "BOT":
-            raise StartupError(f"account {name} is not a bot account; upgrade it with "
-                               f"'python -m bot upgrade' (irreversible) or use a bot account's token")
-        self.me = str(account.get("id") or name).lower()
-        self.account = account
-        log.info("logged in to %s as BOT %s", self.cfg.url, name)
+        """The account check (bot/process/startup.py); the runner keeps who it plays as."""
+        account = startup.check_account(self.li, self.cfg, self.stop)
+        if account is not None:
+            self.me = str(account.get("id") or account.get("username") or "?").lower()
+            self.account = account
         return account
-
-    def _warm_up_engine(self) -> None:
-        """Load (or compile) the search now, not inside the first move's time budget."""
-        started = time.monotonic()
-        import engine  # loading numba and the compiled search is most of the time
-        from engine import search
-
-        eng = engine.Engine(hash_bits=12)  # small: only the compiled code matters here
-        eng.think(max_depth=1)
-        how = ("loaded from numba's cache" if engine.compiled_from_cache() else
-               "compiled now: no cache for this source and CPU yet (it is saved for the next start)")
-        log.info("engine ready in %.1f s (search %s in %.1f s; cache %s)", time.monotonic() - started, how,
-                 search.LOAD_SECONDS, engine.cache_location())
-
-    def _make_tables(self) -> None:
-        started = time.monotonic()
-        self.tables = TablePool(self.cfg.challenge.concurrency, self.cfg.hash_bits)
-        log.info("hash tables ready in %.2f s: %d x %g MiB (engine.hash_total_mb %d over %d game(s))",
-                 time.monotonic() - started, self.cfg.challenge.concurrency, self.cfg.table_bytes / 2**20,
-                 self.cfg.engine.hash_total_mb, self.cfg.challenge.concurrency)
-
-    def _make_sources(self) -> None:
-        """The moves from outside the engine every game asks (bot/sources/chain.py): a file that cannot be
-        opened stops the start in one line."""
-        try:
-            self.sources = move_sources(self.cfg)
-        except ConfigError as e:
-            raise StartupError(str(e)) from None
-        if self.sources:
-            log.info("moves from outside the engine: %s", ", ".join(s.name for s in self.sources))
 
     def _resume_games(self) -> None:
         try:

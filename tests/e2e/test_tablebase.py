@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from bot.process.runner import StartupError
+from bot.process.startup import StartupError
 from bot.sandbox import Delay, Drop, Opponent, RandomOpponent, Respond
 from bot.sandbox.opponents import Action, Idle, Move, OpponentView
 from bot.sources.tablebase import SyzygySource
