@@ -507,6 +507,7 @@ class Game:
     # ------------------------------------------------------------ moving
 
     def _think_and_move(self, state: GameState, received: float, opponent_offers: bool) -> None:
+        """Our turn: the move (sent again after a lost POST, or chosen now), then its POST."""
         with self._busy:
             if self._shutdown.is_set():
                 return  # a restart is coming: no new search, and certainly no resignation
@@ -518,60 +519,75 @@ class Game:
                 # Our move's POST failed and the server does not have it: the same move again (the
                 # engine has played it already), without a second search.
                 res = dataclasses.replace(unsent.played, time_ms=0.0)
-                budget, offer = unsent.budget, unsent.offer
                 log.info("game %s: sending %s again (its POST failed)", self.id, res.move)
-            else:
-                mine = clock_ms(state.get(self.info.our_field("wtime", "btime")))
-                info = self.info
-                budget = rules.move_limits(self.cfg.time, info.correspondence, mine, info.increment_ms,
-                                           info.initial_ms)
-                res = self.position.think(budget, time_left_ms=None if info.correspondence else mine)
-                if res.move is None:
-                    log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
-                    return
-                # A search's score judges draws and resignation; a fallback or book move has none,
-                # a tablebase move its verdict (ChosenMove.scored).
-                if res.scored:
-                    self._plies.scored.append((ply, res.score))
-                if rules.resign(self.cfg.resign, self.scores):
-                    log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
-                             self.cfg.resign.consecutive)
-                    self.li.resign(self.id)
-                    self._plies.posted(ply, "")
-                    return
-                if opponent_offers and self._accept_draw():
-                    return  # the game ends; if it does not, the next state finds the move still to make
-                theirs = clock_ms(state.get(self.info.their_field("wtime", "btime")))
-                offer = rules.offer_draw(self.cfg.draw, self._standing(), self._plies.last_offer,
-                                         self.info.initial_ms, theirs)
-                if offer:
-                    self._plies.last_offer = ply
-            if res.searched:
-                # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
-                self._publish(last_search=chat.Search(str(res.move), res.score, res.depth, res.nodes))
-            sent = time.monotonic()
-            try:
-                self.li.move(self.id, res.move, offering_draw=offer)
-            except LichessError as e:
-                # Refused (4xx): the server's game differs from ours; the fresh gameFull of a reopened
-                # stream tells us, and the engine is rebuilt. Lost on the way or played with the
-                # answer lost (5xx, cut, timeout; never sent twice blindly, see Lichess.move): the
-                # gameFull says which, and the same move goes again if it was not played.
-                log.warning("game %s: move %s refused or lost (%s); reopening the stream",
-                            self.id, res.move, e)
-                self._resync = True
-                self._failed_posts += 1
-                if not isinstance(e, ClientError):
-                    self._plies.lost(Unsent(ply, res, budget, offer))
-                else:
-                    self._refused = (ply, str(e))  # if another process took the ply, the log says so
+                self._post_move(ply, res, unsent.budget, unsent.offer, state, received)
                 return
-            self._plies.posted(ply, res.move or "")
-            self._failed_posts = 0
-            self._note_move(ply, res, state, received, sent)
-            self._log_move(res, ply, budget, received, sent, offer)
-            if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
-                self.position.start_ponder()
+            chosen = self._choose_move(ply, state, opponent_offers)
+            if chosen is not None:
+                self._post_move(ply, *chosen, state, received)
+
+    def _choose_move(self, ply: int, state: GameState,
+                     opponent_offers: bool) -> tuple[ChosenMove, timeman.Limits, bool] | None:
+        """Think, then judge by the rules: the move with its limits and whether to offer a draw, or None
+        when the game ends here instead (no legal move, a resignation, the opponent's draw accepted)."""
+        assert self.position is not None
+        info = self.info
+        mine = clock_ms(state.get(info.our_field("wtime", "btime")))
+        budget = rules.move_limits(self.cfg.time, info.correspondence, mine, info.increment_ms,
+                                   info.initial_ms)
+        res = self.position.think(budget, time_left_ms=None if info.correspondence else mine)
+        if res.move is None:
+            log.info("game %s: no legal move (mate or stalemate); waiting for the server", self.id)
+            return None
+        # A search's score judges draws and resignation; a fallback or book move has none, a tablebase
+        # move its verdict (ChosenMove.scored).
+        if res.scored:
+            self._plies.scored.append((ply, res.score))
+        if rules.resign(self.cfg.resign, self.scores):
+            log.info("game %s: resigning (score %+d for %d moves)", self.id, res.score,
+                     self.cfg.resign.consecutive)
+            self.li.resign(self.id)
+            self._plies.posted(ply, "")
+            return None
+        if opponent_offers and self._accept_draw():
+            return None  # the game ends; if it does not, the next state finds the move still to make
+        theirs = clock_ms(state.get(info.their_field("wtime", "btime")))
+        offer = rules.offer_draw(self.cfg.draw, self._standing(), self._plies.last_offer, info.initial_ms,
+                                 theirs)
+        if offer:
+            self._plies.last_offer = ply
+        return res, budget, offer
+
+    def _post_move(self, ply: int, res: ChosenMove, budget: timeman.Limits, offer: bool, state: GameState,
+                   received: float) -> None:
+        """The move's POST, and what follows it: its notes and log line, pondering; a refused or lost
+        POST reopens the stream (the fresh gameFull says whether the move was played)."""
+        assert self.position is not None
+        if res.searched:
+            # Before the POST: a chat line read meanwhile (bot.games.chat) may ask for it.
+            self._publish(last_search=chat.Search(str(res.move), res.score, res.depth, res.nodes))
+        sent = time.monotonic()
+        try:
+            self.li.move(self.id, res.move, offering_draw=offer)
+        except LichessError as e:
+            # Refused (4xx): the server's game differs from ours; the fresh gameFull of a reopened
+            # stream tells us, and the engine is rebuilt. Lost on the way or played with the answer
+            # lost (5xx, cut, timeout; never sent twice blindly, see Lichess.move): the gameFull says
+            # which, and the same move goes again if it was not played.
+            log.warning("game %s: move %s refused or lost (%s); reopening the stream", self.id, res.move, e)
+            self._resync = True
+            self._failed_posts += 1
+            if not isinstance(e, ClientError):
+                self._plies.lost(Unsent(ply, res, budget, offer))
+            else:
+                self._refused = (ply, str(e))  # if another process took the ply, the log says so
+            return
+        self._plies.posted(ply, res.move or "")
+        self._failed_posts = 0
+        self._note_move(ply, res, state, received, sent)
+        self._log_move(res, ply, budget, received, sent, offer)
+        if self._may_ponder() and not self._shutdown.is_set():  # only now: it must not delay the POST
+            self.position.start_ponder()
 
     def _note_move(self, ply: int, res: ChosenMove, state: GameState, received: float,
                    sent: float) -> None:
