@@ -230,7 +230,8 @@ class Runner:
 
     def _leave_arenas(self) -> None:
         """At a stop or a drain: withdraw from every arena the bot is in, so that lila pairs the bot no
-        more (in threads: this runs in a signal handler too). Not once another process plays on the token:
+        more (each withdrawal in a thread of its own: the loop never waits on the network). Not once another
+        process plays on the token:
         the account is that process's too, and a withdrawal would end its arenas."""
         if self.twin is None:
             self.arenas.leave_all()
