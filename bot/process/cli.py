@@ -148,7 +148,7 @@ def _play(cfg: Config, mem: memory_plan.MemoryPlan) -> int:
         name = signal.Signals(signum).name
         if runner.stop.is_set():
             log.warning("%s again: stopping searches now", name)
-            for game in list(runner.games.values()):
+            for game in list(runner.table.games.values()):
                 game.stop_search()
         elif signum == signal.SIGINT and not runner.draining.is_set():
             runner.drain("Ctrl-C (SIGINT)")

@@ -179,7 +179,7 @@ class Console:
 
     def _do_status(self) -> list[str]:
         r = self.runner
-        games = r.running_games()
+        games = r.table.realtime()
         lines = [f"games: {len(games)} running (challenge.concurrency {r.cfg.challenge.concurrency})"]
         for g in (game.view for game in games):
             colour = "white" if g.color else "black"
@@ -232,7 +232,7 @@ class Console:
         return [self._game_request("resign", gid)]
 
     def _game_request(self, what: str, gid: str) -> str:
-        if not any(g.id == gid for g in self.runner.running_games()):
+        if not any(g.id == gid for g in self.runner.table.realtime()):
             return f"{what} {gid}: no such game in progress (status lists them)"
         try:
             getattr(self.runner.li, what)(gid)

@@ -14,14 +14,15 @@ other threads only wait on something that blocks and post what happened:
     signals         SIGTERM, Ctrl-C               ──StopAsked──>  the loop ends, or a drain begins
 
 The loop never waits on the network: every request that can be held up (a 429 pause, retries with
-backoff) runs in another thread (the answer sender's, a worker's, a game's, the arenas'), so a paused
-endpoint never delays the answer to another event. What other threads read of the games is a copy the
-loop publishes after each change (`games`, `finished`); nothing is set to None under another thread's
-feet. The threads that remain, besides the games': `events`, `challenges` (the answer sender: one POST
-at a time), `arenas` (joins and checks), `console` (at a terminal), and short-lived workers for a
-request whose answer the loop needs (`correspondence`: a check-in of the games in progress;
-`unstarted-<id>`: what became of an accepted challenge; `matchmaking`: the matchmaker's one request
-at a time, a look at the online bots, our challenge or its cancel).
+backoff) runs in another thread (the answer sender's, a worker's, a game's), so a paused endpoint never
+delays the answer to another event. What other threads read of the games is a copy the loop publishes
+after each change (`table.games`, `table.finished`: bot/process/game_table.py); nothing is set to None
+under another thread's feet. The threads that remain, besides the games': `events`, `challenges` (the
+answer sender: one POST at a time), `console` (at a terminal), and short-lived workers for a request
+whose answer the loop needs (`correspondence`: a check-in of the games in progress; `arenas`: the
+joins of the config's arenas and the checks of the ones the bot is in; `unstarted-<id>`: what became
+of an accepted challenge; `matchmaking`: the matchmaker's one request at a time, a look at the online
+bots, our challenge or its cancel).
 
 Concurrency is counted in `Slots` under one lock: a slot is taken when a challenge is accepted
 (before the POST, so a burst of challenges cannot overshoot), kept while the game runs, and freed
@@ -45,7 +46,7 @@ slot. Any stop or drain first withdraws from every arena the bot is in, so lila 
 and from the arena of any game that starts afterwards.
 
 The console (bot/process/console.py, only when stdin is a terminal) is started by `on_ready` once the
-bot plays, and works through the public methods here (`set_matchmaking`, `running_games`, `drain`,
+bot plays, and works through the public methods here (`set_matchmaking`, `table.realtime`, `drain`,
 `request_stop`, `arenas`) and the desk's `queued`.
 
 Another process on the same token (a deploy's overlap, a copy left running elsewhere): a game whose loop
@@ -68,12 +69,10 @@ games do not hold a drain up: they resume after the next start like any game in 
 
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 import time
-import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TypeVar
 
 from bot.challenges.desk import AnswerSender, Desk
@@ -97,6 +96,7 @@ from bot.lichess_types import Account, Challenge, Event, GameEventInfo
 from bot.process import startup
 from bot.process.arenas import ArenaSchedule, Membership
 from bot.process.cores import usable_cores
+from bot.process.game_table import GameTable
 from bot.process.inbox import (
     Answered,
     Call,
@@ -155,17 +155,7 @@ class Runner:
         self.inbox = Inbox()
         self.slots = Slots(cfg.challenge.concurrency, on_release=lambda: self.inbox.post(SlotFreed()),
                            on_expired=lambda cid: self.inbox.post(ReservationExpired(cid)))
-        self._games: dict[str, Game] = {}
-        self._finished: collections.deque[Game] = collections.deque(maxlen=100)  # the latest games
-        self.games: Mapping[str, Game] = types.MappingProxyType({})  # a copy of `_games`, for other threads
-        self.finished: tuple[Game, ...] = ()  # a copy of `_finished`, for other threads
-        # Ended games whose chat outbox still held lines (a goodbye waiting out a 429 pause): at a stop
-        # their senders drop what is left, one log line each, before the process exits.
-        self._chatting: list[Game] = []
-        self.games_played = 0
-        # Per game id, kept while the game is not over, so that it outlives a correspondence visit and a
-        # reopened stream: the takebacks accepted, and the record's move notes (bot/games/memory.py).
-        self.memory: dict[str, GameMemory] = {}
+        self.table = GameTable()  # the games: the loop changes it, other threads read its published copies
         self.me = ""
         self.exit_code = 0
         self.bot_quota = BotQuota()  # Lichess's daily quota of bot games: shared with the matchmaker
@@ -178,7 +168,7 @@ class Runner:
         # the answers posted one at a time by the sender's thread, which tells the loop how each went.
         self.desk = Desk(cfg.challenge, self.slots, self.correspondence, self.bot_quota,
                          backoff_max_s=cfg.network.backoff_max_s, no_new_games=self.no_new_games,
-                         games_now=self._games_now)
+                         games_now=self.table.by_opponent)
         self.answer_sender = AnswerSender(
             self.li, lambda job, outcome: self.inbox.post(Answered(job, outcome)), stop=self.stop)
         # Lichess arenas the bot is in (joined from the config or the console, or shown by a game's
@@ -222,7 +212,7 @@ class Runner:
 
     def _drain_begun(self, why: str) -> None:
         """The loop's part of a drain: the log line, the matchmaker's end, the arenas left."""
-        running = len(self._realtime_games())
+        running = len(self.table.realtime())
         log.info("%s: no new games; exiting when the %d running game(s) are over%s", why, running,
                  " (Ctrl-C again to exit now; the games resume after the next start)" if running else "")
         self._no_new_games()
@@ -238,7 +228,8 @@ class Runner:
 
     def _start_matchmaker(self) -> None:
         self.matchmaker = Matchmaker(self.cfg.matchmaking, self.slots, self.bot_quota, me=self.me,
-                                     account=self.account, now=time.monotonic(), busy_with=self._opponents,
+                                     account=self.account, now=time.monotonic(),
+                                     busy_with=self.table.opponents,
                                      paused_s=lambda: self.li.pauses.remaining(Lichess.MATCHMAKING))
 
     def _close_matchmaker(self, mm: Matchmaker, why: str) -> None:
@@ -299,9 +290,9 @@ class Runner:
     def _drained(self) -> bool:
         """Draining, and no game runs or is about to start (an accepted challenge holds a slot), and the
         games over have said goodbye (their chat outbox drops what a 429 pause holds past its bound)."""
-        if not self.draining.is_set() or self._visiting() or self.slots.count():
+        if not self.draining.is_set() or self.table.visiting() or self.slots.count():
             return False
-        ended = [g for g in self._games.values() if not g.visit] + self._chatting
+        ended = [g for g in self.table.running() if not g.visit] + self.table.chatting
         return not any(g.alive or g.chat.outbox.pending() for g in ended)
 
     def run(self) -> int:
@@ -452,7 +443,7 @@ class Runner:
         within SHUTDOWN_S of the stop whatever the number of games and however slow the network."""
         deadline = time.monotonic() + SHUTDOWN_S
         # The loop has ended, and games start only in its thread (this one): none starts after this.
-        running = [g for g in self._games.values() if g.alive]
+        running = [g for g in self.table.running() if g.alive]
         for g in running:
             g.begin_shutdown()
         grace_end = time.monotonic() + self.cfg.game.shutdown_grace_s
@@ -469,7 +460,7 @@ class Runner:
         self._finish_matchmaking(deadline)
         # Chat senders are daemon threads: once they have seen the stop and logged the lines they drop
         # (bot/games/chat.py), the process may exit.
-        for g in running + self._chatting:
+        for g in running + self.table.chatting:
             g.chat.outbox.join(max(0.0, deadline - time.monotonic()))
         log.info("stopped; %d game(s) left running on the server will resume after a restart",
                  sum(1 for g in running if not g.over.is_set()))
@@ -532,7 +523,7 @@ class Runner:
             status = game.get("status")
             log.info("game %s finished (%s)", gid,
                      str(status.get("name") if isinstance(status, dict) else status)[:40])
-            running = self._games.get(gid)
+            running = self.table.get(gid)
             if running is not None:
                 running.server_finished()
             self.slots.release(gid)
@@ -587,11 +578,11 @@ class Runner:
             return
         if self.stop.is_set():
             return  # shutting down: the game resumes after the restart
-        existing = self._games.get(gid)
+        existing = self.table.get(gid)
         if existing is not None and existing.alive:
             return
         self.slots.hold(gid, arena=isinstance(info, dict) and bool(info.get("tournamentId")))
-        self._add_game(self._make_game(gid, visit=False))
+        self._start(self._make_game(gid, visit=False))
         self._count_start()
 
     def _make_game(self, gid: str, visit: bool) -> Game:
@@ -609,7 +600,11 @@ class Runner:
                     on_end=lambda game: self.inbox.post(GameEnded(game)),
                     give_back=give_back, sources=self.sources, visit=visit,
                     may_ponder=(lambda: False) if visit else self._may_ponder,
-                    memory=self.memory.setdefault(gid, GameMemory()), started_ms=self.started_ms)
+                    memory=self.table.memory.setdefault(gid, GameMemory()), started_ms=self.started_ms)
+
+    def _start(self, game: Game) -> None:
+        self.table.add(game)
+        game.start()
 
     def _count_start(self) -> None:
         """`game.quit_after_games`: the Nth game started begins the drain."""
@@ -629,46 +624,11 @@ class Runner:
         has ended its game, its thread about to go, does not count: see `_game_ended`)."""
         if self.stop.is_set() or self._twin_plays(gid):
             return False
-        existing = self._games.get(gid)
+        existing = self.table.get(gid)
         if existing is not None and existing.alive and not existing.loop_done.is_set():
             return False
-        self._add_game(self._make_game(gid, visit=True))
+        self._start(self._make_game(gid, visit=True))
         return True
-
-    def _add_game(self, game: Game) -> None:
-        self._games[game.id] = game
-        self._publish()
-        game.start()
-
-    def _publish(self) -> None:
-        """New copies of the games for the other threads (the desk, the matchmaker, the console)."""
-        self.games = types.MappingProxyType(dict(self._games))
-        self.finished = tuple(self._finished)
-
-    def _realtime_games(self) -> list[Game]:
-        """The games running now, correspondence visits left out."""
-        # A finished game's thread is still writing its record and saying goodbye: it counts.
-        return [g for g in self.games.values() if g.alive and not g.visit]
-
-    def running_games(self) -> list[Game]:
-        """The real-time games running now (the console's status, abort and resign)."""
-        return self._realtime_games()
-
-    def _visiting(self) -> bool:
-        return any(g.alive and g.visit for g in self.games.values())
-
-    def _opponents(self) -> set[str]:
-        """The names of the opponents of the games running now (the matchmaker asks, in the loop)."""
-        return {g.opponent.lower() for g in self.games.values() if g.alive}
-
-    def _games_now(self) -> tuple[dict[str, str], set[str]]:
-        """For the desk's challenge.max_games_per_user: the opponents (lower case) of the games in
-        progress by game id, and the ids of the games the server has finished."""
-        games = self.games  # one view: the loop may publish a new one meanwhile
-        # A finished game's thread may still be saying goodbye: it is not in progress any more.
-        running = {gid: g.opponent.lower() for gid, g in games.items() if g.alive and not g.over.is_set()}
-        over = {gid for gid, g in games.items() if g.over.is_set()}
-        return running, over
 
     def threads_per_game(self) -> int:
         """engine.threads (0: the cores this process may use) shared by challenge.concurrency games, at
@@ -697,8 +657,7 @@ class Runner:
     def _game_ended(self, game: Game) -> None:
         if game.twin is not None:
             self._leave_to_twin(game)
-        if game.chat.outbox.pending():
-            self._chatting = [g for g in self._chatting if g.chat.outbox.pending()] + [game]
+        self.table.ended(game)
         if game.visit and game.over.is_set() and game.status is None and not self.stop.is_set():
             # The gameFinish came while this visit was ending, after it had stopped reading: the last
             # visit it started was refused, and the final state (record, goodbye) still waits.
@@ -710,12 +669,7 @@ class Runner:
                 self.slots.release(game.id)
             return  # not over on the server: a restart (or its next gameStart) resumes it
         self.slots.release(game.id)
-        self.memory.pop(game.id, None)   # over: its record is written (bot/games/game.py _game_over)
-        if self._games.get(game.id) is game:
-            del self._games[game.id]
-        self._finished.append(game)
-        self.games_played += 1
-        self._publish()
+        self.table.over(game)
 
     def _leave_to_twin(self, game: Game) -> None:
         """A game left to another process playing on this token (its loop logged what showed it): from now
@@ -732,7 +686,7 @@ class Runner:
             self.draining.set()
             log.warning("another process plays on this token: exiting with code %d once the %d game(s) "
                         "running here are over, so that a restart finds out whether it is still there",
-                        TWIN_EXIT, len(self._realtime_games()))
+                        TWIN_EXIT, len(self.table.realtime()))
         self._twin_left.add(game.id)
 
     def _twin_plays(self, gid: str) -> bool:
@@ -741,14 +695,10 @@ class Runner:
         announces them again). One line per game."""
         if self.twin is None:
             return False
-        running = self._games.get(gid)
+        running = self.table.get(gid)
         if running is not None and running.alive and not running.loop_done.is_set():
             return True  # running here: it plays on (nothing to start)
         if gid not in self._twin_left:
             self._twin_left.add(gid)
             log.info("game %s: left to the other process on this token", gid)
         return True
-
-    def game(self, gid: str) -> Game | None:
-        """A running game, or one of the latest finished ones (any thread: the published views)."""
-        return self.games.get(gid) or next((g for g in self.finished if g.id == gid), None)

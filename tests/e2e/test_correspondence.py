@@ -65,7 +65,7 @@ def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
         # Between its moves: no slot, no table, no stream, no thread.
         assert sandbox.wait_until(lambda: len(sandbox.game(gid).moves) % 2 == 1 and
                                   sandbox.game(gid).open_streams == 0 and
-                                  not any(g.alive for g in bot.runner.games.values()), timeout=5)
+                                  not any(g.alive for g in bot.runner.table.games.values()), timeout=5)
         assert len(sandbox.game(gid).moves) % 2 == 1  # still the opponent's turn (they think 1.5 s)
         assert bot.runner.slots.count() == 0
         assert bot.runner.tables is not None and bot.runner.tables.free == 1

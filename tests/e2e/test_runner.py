@@ -70,7 +70,7 @@ def test_quit_after_games_takes_no_more_and_exits_when_they_are_over(sandbox, bo
     assert sandbox.wait_game_over(sandbox.challenge(first).game_id, timeout=20) == "resign"
     bot.thread.join(timeout=25)  # by itself, once the game is over
     assert not bot.thread.is_alive() and bot.code == 0
-    assert bot.runner.games_played == 1
+    assert bot.runner.table.played == 1
 
 
 def test_game_from_a_fen(sandbox, bot_for):
@@ -95,7 +95,7 @@ def test_castling_in_both_notations(sandbox, bot_for, king_takes_rook):
     gid = sandbox.start_game(ScriptedOpponent(["e1g1", "wait:1"], then=RandomOpponent(seed=2)),
                              bot_color="black", initial_fen=fen, castling_as_king_takes_rook=king_takes_rook)
     assert sandbox.wait_moves(gid, 2, timeout=30)
-    engine = bot.runner.game(gid).engine
+    engine = bot.runner.table.game(gid).engine
     assert engine is not None and engine.moves[0] == "e1g1"  # normalised for the engine
     assert sandbox.wait_moves(gid, 12, timeout=30)
     info = sandbox.game(gid)
@@ -189,7 +189,7 @@ def test_two_games_at_once(sandbox, bot_for):
     # Both games were in progress together: each got bot moves before the other's last one.
     assert a.bot_move_times[0] < b.bot_move_times[-1] and b.bot_move_times[0] < a.bot_move_times[-1]
     assert a.rejected_moves == b.rejected_moves == []
-    assert all(bot.runner.game(g) is not None for g in gids)
+    assert all(bot.runner.table.game(g) is not None for g in gids)
 
 
 # ---------------------------------------------------------------- draws, aborts, claims
@@ -243,7 +243,7 @@ def test_takeback_accepted_then_the_game_goes_on_and_the_second_is_declined(sand
     assert sandbox.wait_until(lambda: sandbox.game(gid).takebacks != (), timeout=30)
     first = sandbox.game(gid).moves
     assert sandbox.game(gid).takebacks == (("black", 2),) and len(first) == 1
-    engine = bot.runner.game(gid).engine
+    engine = bot.runner.table.game(gid).engine
     assert wait_for(lambda: engine.moves == first, 10.0)  # the bot's side: the sandbox's waits miss it
     # The table was kept: the start position, still in the game, keeps its lock, and what the searches
     # stored stays (hundreds of entries of depth 3 and more; a rebuild would leave the one or two that
@@ -386,7 +386,7 @@ def test_429_on_accept_pauses_challenges_but_not_games(sandbox, bot_for):
     during = [t for t in sandbox.game(gid).bot_move_times if tries[0].t < t < tries[1].t]
     assert len(during) >= 2
     new_game = sandbox.challenge(cid).game_id
-    assert sandbox.wait_until(lambda: bot.runner.game(new_game) is not None, timeout=10)
+    assert sandbox.wait_until(lambda: bot.runner.table.game(new_game) is not None, timeout=10)
 
 
 def test_a_challenge_whose_answer_fails_on_a_server_error_is_answered_again(sandbox, bot_for):
@@ -511,7 +511,7 @@ def test_finer_challenge_rules_end_to_end(sandbox, bot_for):
     # Alice's game ends: her next challenge is accepted.
     gid = sandbox.challenge(first).game_id
     assert sandbox.wait_game_over(gid, timeout=30) in ("resign", "aborted")
-    assert sandbox.wait_until(lambda: bot.runner.game(gid).over.is_set(), timeout=10)  # the bot knows
+    assert sandbox.wait_until(lambda: bot.runner.table.game(gid).over.is_set(), timeout=10)  # the bot knows
     last = sandbox.send_challenge("alice", opponent=IdleOpponent(), clock=(180, 2))
     assert sandbox.wait_challenge_answered(last) == "accepted", bot.runner.desk.answers.get(last)
 
@@ -539,7 +539,7 @@ def test_bullet_clock_is_never_lost_on_time(sandbox, bot_for):
     info = sandbox.game(gid)
     assert status == "mate" and info.winner == "white", (status, info.wtime_ms)
     assert info.wtime_ms > 0
-    game = bot.runner.game(gid)
+    game = bot.runner.table.game(gid)
     overheads = [latency - think for latency, think in game.move_stats]
     assert len(overheads) >= 5
     # Generous: our own cost (gameState received -> POST sent, minus the search) stays far below
@@ -660,9 +660,9 @@ def test_a_game_with_two_threads_plays_legal_moves_and_leaves_no_helper(sandbox,
     bot = bot_for(engine={"threads": 2, "ponder": False}, book={"enabled": False},
                   challenge={"concurrency": 1}, time={"fixed_nodes": None, "max_think_ms": 150})
     gid = sandbox.start_game(EngineOpponent(node_budget=2000), bot_color="white", clock=(120, 1))
-    assert sandbox.wait_until(lambda: bot.runner.game(gid) is not None
-                              and bot.runner.game(gid).engine is not None, timeout=20)
-    assert bot.runner.game(gid).engine.threads == 2
+    assert sandbox.wait_until(lambda: bot.runner.table.game(gid) is not None
+                              and bot.runner.table.game(gid).engine is not None, timeout=20)
+    assert bot.runner.table.game(gid).engine.threads == 2
     assert sandbox.wait_moves(gid, 12, timeout=60)
     sandbox.world.opponent_resign(gid)
     assert sandbox.wait_game_over(gid, timeout=10) == "resign"

@@ -36,8 +36,8 @@ def test_two_processes_on_one_token_one_steps_aside_and_the_other_plays_on(sandb
     player, = [bot for bot in bots if bot is not left]
     print(lines[0])
     assert left.runner.twin.startswith(f"game {gid}: ")
-    assert left.runner.game(gid).status is None and not left.runner.game(gid).alive
-    assert sandbox.wait_until(lambda: player.runner.game(gid).status == status, timeout=10)
+    assert left.runner.table.game(gid).status is None and not left.runner.table.game(gid).alive
+    assert sandbox.wait_until(lambda: player.runner.table.game(gid).status == status, timeout=10)
     # Its only game left, the copy that stepped aside exits, with a code a restart policy restarts.
     left.thread.join(timeout=25)
     assert not left.thread.is_alive() and left.code == TWIN_EXIT
@@ -47,5 +47,5 @@ def test_two_processes_on_one_token_one_steps_aside_and_the_other_plays_on(sandb
     answers = sandbox.requests(rf"/api/challenge/{cid}/(accept|decline)")
     assert [r.status for r in answers] == [200] and cid in player.runner.desk.answers
     assert sandbox.wait_moves(cid, 4, timeout=30)
-    assert cid not in left.runner.desk.answers and left.runner.game(cid) is None
-    assert player.runner.game(cid) is not None and sandbox.game(cid).rejected_moves == []
+    assert cid not in left.runner.desk.answers and left.runner.table.game(cid) is None
+    assert player.runner.table.game(cid) is not None and sandbox.game(cid).rejected_moves == []

@@ -477,13 +477,13 @@ def test_a_finished_game_lets_go_of_its_hash_table(sandbox, bot_for):
     refs = []
     for seed in (1, 2):
         gid = sandbox.start_game(RandomOpponent(seed=seed, think_s=0.0), bot_color="white", clock=(120, 1))
-        assert poll(lambda g=gid: bot.runner.game(g) is not None and bot.runner.game(g).engine is not None)
-        refs.append(weakref.ref(bot.runner.game(gid).engine))
+        assert poll(lambda g=gid, t=bot.runner.table: t.game(g) is not None and t.game(g).engine is not None)
+        refs.append(weakref.ref(bot.runner.table.game(gid).engine))
         assert sandbox.wait_game_over(gid, timeout=60) != "started"
-        assert poll(lambda g=gid: not bot.runner.game(g).alive)
+        assert poll(lambda g=gid: not bot.runner.table.game(g).alive)
     gc.collect()
     assert [r() for r in refs] == [None, None]
-    assert all(g.position is None and g.engine is None for g in bot.runner.finished)
+    assert all(g.position is None and g.engine is None for g in bot.runner.table.finished)
 
 
 MMAP_PROBE = """

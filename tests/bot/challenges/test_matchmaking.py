@@ -459,7 +459,7 @@ def test_idle_bot_challenges_a_sparring_bot_and_plays_the_game(sandbox, bots, tm
     sandbox.world.opponent_resign(first.game_id)
     assert sandbox.wait_game_over(first.game_id) == "resign"
     assert sandbox.game(first.game_id).winner == sandbox.game(first.game_id).bot_color
-    assert sandbox.wait_until(lambda: b.runner.games_played == 1, 10)
+    assert sandbox.wait_until(lambda: b.runner.table.played == 1, 10)
     # Our own challenge was never answered as an incoming one.
     assert not sandbox.requests(rf"/api/challenge/{first.id}/(accept|decline)")
     assert b.runner.matchmaker.stats["accepted"] >= 1

@@ -461,7 +461,7 @@ def test_a_goodbye_held_by_a_pause_when_the_bot_stops_is_logged_before_the_proce
     assert sandbox.wait_game_over(gid, timeout=30) == "resign"
     assert sandbox.wait_until(lambda: any("chat paused after HTTP 429" in r.getMessage()
                                           for r in caplog.records), timeout=10)
-    assert sandbox.wait_until(lambda: not bot.runner.game(gid).alive, timeout=10)  # its thread is over
+    assert sandbox.wait_until(lambda: not bot.runner.table.game(gid).alive, timeout=10)  # its thread is over
     bot.stop()
     messages = [r.getMessage() for r in caplog.records]
     dropped = [m for m in messages if "chat line not sent" in m]

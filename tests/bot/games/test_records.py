@@ -86,7 +86,7 @@ def test_a_sandbox_game_is_recorded_as_lichess_writes_it(sandbox, tmp_path):
     searched = [n for n in ours if n.eval() is not None]
     assert searched, "the search's moves carry their evals"
     assert all(n.eval().relative is not None for n in searched)
-    assert bot.runner.finished[0].record_path == files[0]
+    assert bot.runner.table.finished[0].record_path == files[0]
 
 
 def test_a_game_from_a_position_per_opponent_file_appends(sandbox, tmp_path):
@@ -115,7 +115,7 @@ def test_an_unwritable_directory_is_one_warning_and_the_game_ends_normally(sandb
     assert f"game {gid}: not recorded" in warnings[0].getMessage()
     assert "\n" not in warnings[0].getMessage()
     assert sandbox.game(gid).status != "started"
-    assert bot.runner.finished[0].record_path is None
+    assert bot.runner.table.finished[0].record_path is None
 
 
 def test_a_resumed_game_has_every_move_and_notes_only_where_we_have_them():

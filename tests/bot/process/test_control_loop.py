@@ -192,7 +192,7 @@ def test_a_game_left_to_another_process_turns_the_whole_runner_aside(sandbox, ca
     assert runner.desk.next_job(0.0) is None
     for gid in ("Gm000002", "Gm000002", "Gm000001"):
         runner.handle(game_start(gid))
-    assert dict(runner.games) == {} and runner.slots.count() == 0
+    assert dict(runner.table.games) == {} and runner.slots.count() == 0
     assert [r.getMessage() for r in caplog.records if "left to the other" in r.getMessage()] == [
         "game Gm000002: left to the other process on this token"]
     # At its stop it leaves the arenas alone: the account is the other process's too.

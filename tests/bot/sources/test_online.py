@@ -402,9 +402,10 @@ def test_a_sources_moves_are_played_and_named_in_the_record(sandbox, bot_for, ca
     assert [m for m, _ in moves[:3]] == info.moves[0:6:2]
     legal_replay(info)
     deadline = time.monotonic() + 10
-    while not (bot.runner.finished and bot.runner.finished[0].record_path) and time.monotonic() < deadline:
+    table = bot.runner.table
+    while not (table.finished and table.finished[0].record_path) and time.monotonic() < deadline:
         time.sleep(0.05)
-    with open(bot.runner.finished[0].record_path) as f:
+    with open(bot.runner.table.finished[0].record_path) as f:
         game = chess.pgn.read_game(f)
     comments = [node.comment for node in game.mainline()]
     assert [c.split()[0] for c in comments[0:6:2]] == [name] * 3  # the PGN names the source
