@@ -282,8 +282,11 @@ def test_a_game_stops_asking_after_give_up_after_positions_without_a_move(sandbo
 # ---------------------------------------------------------------- faults
 
 
+# The slow answer comes long after the 400 ms wait plus the slack, so a source that waited for it
+# fails the bound, while a loaded CI machine's delays stay well inside it.
+FAULT_SLACK_MS = 2000
 FAULTS = {
-    "slow": {"delay_s": 1.5},
+    "slow": {"delay_s": 4.0},
     "error": {"status": 503},
     "garbage": {"garbage": True},
     "wrong": {"wrong": True},
@@ -301,7 +304,7 @@ def test_a_fault_costs_at_most_the_timeout_and_one_log_line(sandbox, sources, ca
         setattr(switches, name, value)
     started = time.monotonic()
     assert source.move(board_after("e2e4"), 60_000) is None
-    assert (time.monotonic() - started) * 1000 <= 400 + SLACK_MS
+    assert (time.monotonic() - started) * 1000 <= 400 + FAULT_SLACK_MS
     lines = [r.getMessage() for r in caplog.records if r.name.startswith("bot.sources")]
     assert len(lines) == 1 and lines[0].startswith(f"{source.name}: no move (")
     assert lines[0].endswith("; the engine plays")
