@@ -37,6 +37,12 @@ def client_for(sb: Any, token: str | None = None,
 _END = object()
 
 
+# How long a test waits for a stream's item by default: what comes costs nothing of it, and a CI
+# machine running the suite on all its cores can hold a sandbox thread back for seconds. A test that
+# checks that nothing comes names its own short wait.
+WAIT_S = 15.0
+
+
 class Reader:
     """Reads an iterator in the background. get() returns the next item, raises the iterator's
     exception, raises StopIteration at its end, or raises TimeoutError."""
@@ -57,7 +63,7 @@ class Reader:
         else:
             self.q.put(("end", None))
 
-    def get(self, timeout: float = 5.0) -> Any:
+    def get(self, timeout: float = WAIT_S) -> Any:
         try:
             kind, x = self.q.get(timeout=timeout)
         except queue.Empty:
@@ -70,7 +76,7 @@ class Reader:
             raise StopIteration
         raise x
 
-    def until(self, pred: Callable[[Any], bool], timeout: float = 5.0) -> Any:
+    def until(self, pred: Callable[[Any], bool], timeout: float = WAIT_S) -> Any:
         """Skips items until one satisfies pred; returns it."""
         deadline = time.monotonic() + timeout
         while True:
@@ -78,7 +84,7 @@ class Reader:
             if pred(x):
                 return x
 
-    def rest(self, timeout: float = 5.0) -> list[Any]:
+    def rest(self, timeout: float = WAIT_S) -> list[Any]:
         """All remaining items until the stream ends (raises TimeoutError if it does not)."""
         out = []
         deadline = time.monotonic() + timeout
