@@ -25,7 +25,6 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import pytest
 import yaml
 
 from bot.sandbox import RandomOpponent, Sandbox
-from tests.helpers import ROOT
+from tests.helpers import ROOT, wait_for
 
 # One worker builds the slug once for both tests (the suite runs with --dist loadgroup).
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dyno")]
@@ -142,15 +141,6 @@ def kill_group(proc: subprocess.Popen) -> None:
     except ProcessLookupError:
         pass
     proc.wait(timeout=10)
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def assert_cache_reused(start_log: str, app: Path) -> str:

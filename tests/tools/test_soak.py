@@ -37,6 +37,7 @@ from bot.sandbox import (
 )
 from bot.sandbox.chaos import GAME_STATE, GAME_STREAMS, Chaos, ChaosConfig, check_rate_limits, request_kind
 from bot.sandbox.testing import Reader, client_for
+from tests.helpers import wait_for
 from tests.helpers.bots import Bot, make_config
 from tools.soak import NORMAL_END, SoakOptions, bot_env, run
 from tools.soak_checks import Checks, check_chat, check_offers, check_records
@@ -394,15 +395,6 @@ def test_chaos_installs_every_kind_and_records_what_fired():
 # ---------------------------------------------------------------- regressions found by the soak
 
 
-def poll(predicate, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 @pytest.fixture
 def bot_for(sandbox):
     bots: list[Bot] = []
@@ -477,10 +469,11 @@ def test_a_finished_game_lets_go_of_its_hash_table(sandbox, bot_for):
     refs = []
     for seed in (1, 2):
         gid = sandbox.start_game(RandomOpponent(seed=seed, think_s=0.0), bot_color="white", clock=(120, 1))
-        assert poll(lambda g=gid, t=bot.runner.table: t.game(g) is not None and t.game(g).engine is not None)
+        table = bot.runner.table
+        assert wait_for(lambda g=gid, t=table: t.game(g) is not None and t.game(g).engine is not None, 20.0)
         refs.append(weakref.ref(bot.runner.table.game(gid).engine))
         assert sandbox.wait_game_over(gid, timeout=60) != "started"
-        assert poll(lambda g=gid: not bot.runner.table.game(g).alive)
+        assert wait_for(lambda g=gid: not bot.runner.table.game(g).alive, 20.0)
     gc.collect()
     assert [r() for r in refs] == [None, None]
     assert all(g.position is None and g.engine is None for g in bot.runner.table.finished)
