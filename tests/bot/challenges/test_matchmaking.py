@@ -296,12 +296,17 @@ def test_a_failed_cancel_still_gives_the_slot_back():
     assert slots.count() == 0 and m.stats["cancelled"] == 0
 
 
+def challenge_fine(m: mm.Matchmaker):
+    """Idle over, the look finds the bot Fine: the challenge to it (its slot reserved) is the request."""
+    look = m.next_request(IDLE_S)
+    m.done(look, Looked([user("Fine")], 0), IDLE_S)
+    return m.next_request(IDLE_S)
+
+
 def test_the_event_stream_may_name_the_challenge_before_the_posts_answer():
     slots = Slots(1)
     m = matchmaker(slots)
-    look = m.next_request(IDLE_S)
-    m.done(look, Looked([user("Fine")], 0), IDLE_S)
-    send = m.next_request(IDLE_S)
+    send = challenge_fine(m)
     m.on_own_challenge({"id": "Ch000009", "destUser": {"id": "fine"}})  # type: ignore[typeddict-item]
     m.on_declined(declined("Ch000009", "generic"), IDLE_S + 1)  # settled before the POST's answer
     assert slots.count() == 0 and m.pending is None
@@ -312,9 +317,7 @@ def test_the_event_stream_may_name_the_challenge_before_the_posts_answer():
 def test_close_while_the_challenge_is_posted_cancels_it_once_its_id_is_known():
     slots = Slots(1)
     m = matchmaker(slots)
-    look = m.next_request(IDLE_S)
-    m.done(look, Looked([user("Fine")], 0), IDLE_S)
-    send = m.next_request(IDLE_S)
+    send = challenge_fine(m)
     m.close("matchmaking off")
     assert m.next_request(IDLE_S + 1) is None  # the POST is in flight
     m.done(send, {"challenge": {"id": "Ch000002"}}, IDLE_S + 2)
@@ -337,9 +340,7 @@ def test_close_between_the_look_and_the_challenge_sends_nothing():
 def test_our_quota_pauses_matchmaking_and_gives_the_slot_back():
     slots = Slots(1)
     m = matchmaker(slots)
-    look = m.next_request(IDLE_S)
-    m.done(look, Looked([user("Fine")], 0), IDLE_S)
-    send = m.next_request(IDLE_S)
+    send = challenge_fine(m)
     # Lichess's seconds are 0 here: BotQuota keeps them on the real clock, the floor on the loop's one.
     m.done(send, QuotaReached(429, "bot.vsBot.day", seconds=0.0), IDLE_S + 1)  # type: ignore[arg-type]
     assert slots.count() == 0 and m.pending is None and m.stats["quota_pauses"] == 1
@@ -352,9 +353,7 @@ def test_our_quota_pauses_matchmaking_and_gives_the_slot_back():
 def test_their_quota_rests_that_bot_and_another_is_asked_at_once():
     slots = Slots(1)
     m = matchmaker(slots)
-    look = m.next_request(IDLE_S)
-    m.done(look, Looked([user("Fine")], 0), IDLE_S)
-    send = m.next_request(IDLE_S)
+    send = challenge_fine(m)
     m.done(send, QuotaReached(400, "bot.vsBot.day", seconds=3600), IDLE_S + 1)  # type: ignore[arg-type]
     assert m.memory.resting("fine") and m.stats["their_quota"] == 1 and slots.count() == 0
     assert m.next_request(IDLE_S + 1) == Look(refresh_account=False)
@@ -362,9 +361,7 @@ def test_their_quota_rests_that_bot_and_another_is_asked_at_once():
 
 def test_a_refused_challenge_rests_the_bot_an_hour():
     m = matchmaker()
-    look = m.next_request(IDLE_S)
-    m.done(look, Looked([user("Fine")], 0), IDLE_S)
-    send = m.next_request(IDLE_S)
+    send = challenge_fine(m)
     m.done(send, ClientError(403, "not allowed"), IDLE_S + 1)  # type: ignore[arg-type]
     assert m.memory.resting("fine") and m.pending is None and m.stats["sent"] == 0
 
