@@ -34,6 +34,7 @@ import yaml
 from bot.ids import usable_id
 from bot.speed import speed_of
 from engine.hashsize import ENTRY_BYTES, bits_for_bytes
+from engine.variety import DEFAULT_MARGIN_CP, DEFAULT_UNTIL_MOVE, MAX_MARGIN_CP, MAX_UNTIL_MOVE
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
 BOOK_CHOICES = ("weighted", "best", "uniform")  # engine.book.CHOICES (not imported: it loads the engine)
@@ -107,6 +108,11 @@ class EngineConfig:
     threads: int = _opt(1, "threads of each search (the UCI option Threads); 0 = the cores the bot may use. "
                         "Split between the games: each of challenge.concurrency games gets threads / "
                         "concurrency (at least 1); a correspondence visit uses 1", lo=0, hi=MAX_THREADS)
+    variety_cp: int = _opt(DEFAULT_MARGIN_CP, "in a game's first moves, play any move the search scores "
+                           "within this many centipawns of its best, the nearer the likelier, so that games "
+                           "do not repeat beyond the book; 0 = always the best", lo=0, hi=MAX_MARGIN_CP)
+    variety_until_move: int = _opt(DEFAULT_UNTIL_MOVE, "the last move number at which variety_cp applies; "
+                                   "later moves are the search's best", lo=0, hi=MAX_UNTIL_MOVE)
 
 
 @dataclass

@@ -9,7 +9,9 @@ pondering contract. The package's front (``engine/__init__.py``) re-exports the 
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import random
 import threading
 import time
 
@@ -22,6 +24,7 @@ from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
 from engine.pv import KeyState, table_line
 from engine.result import ChosenMove, EngineDesync, IllegalMove
+from engine.rootscores import score_children
 from engine.search import (
     G_ABORT,
     G_ARMED,
@@ -48,6 +51,7 @@ from engine.search import (
 )
 from engine.smp import MAX_THREADS, HelperPool
 from engine.timeman import Limits
+from engine.variety import EXTRA_SHARE, MIN_EXTRA_MS, Variety, describe, pick
 
 NO_LIMIT = 1 << 62
 assert HASH_DTYPE.itemsize == ENTRY_BYTES  # engine/hashsize.py counts the table's bytes with it
@@ -130,6 +134,10 @@ class Engine:
         self._pool: HelperPool | None = None
         self.threads = threads
         self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
+        self._variety: Variety | None = None     # a choice among nearly-best moves (engine/variety.py)
+        self._rng = random.Random()
+        self._extra_g = np.zeros(G_SIZE, dtype=np.int64)  # variety's searches' globals (stop() reaches it)
+        self._stop_asked = False                 # stop() since the last search began
         self.new_game()
 
     @property
@@ -148,6 +156,17 @@ class Engine:
         self._refuse_while_pondering()
         with self._lock:
             self._pool = None if count == 1 else HelperPool(count - 1)
+
+    @property
+    def variety(self) -> Variety | None:
+        """The choice among nearly-best moves each search makes (None: the search's best, always)."""
+        return self._variety
+
+    def set_variety(self, variety: Variety | None, seed: int | None = None) -> None:
+        """Choose among the moves within ``variety``'s margin from the next search on (engine/variety.py);
+        ``seed`` fixes the choices (tests), else they differ from process to process."""
+        self._variety = variety
+        self._rng = random.Random(seed)
 
     @property
     def helper_nodes(self) -> int:
@@ -323,6 +342,7 @@ class Engine:
         g[G_MAXD] = max_depth
         g[G_DEADLINE] = deadline
         g[G_STOP] = g[G_ABORT] = g[G_ARMED] = g[G_NITER] = 0
+        self._stop_asked = False
 
     def think(self, node_budget: int | None = None, max_depth: int | None = None,
               movetime_ms: float | None = None, limits: Limits | None = None) -> ChosenMove:
@@ -345,7 +365,8 @@ class Engine:
                 limits = None
         self._refuse_while_pondering()
         with self._lock:
-            return self._search(node_budget, max_depth, movetime_ms, limits)
+            result = self._search(node_budget, max_depth, movetime_ms, limits)
+        return self._vary(result)
 
     def _search(self, node_budget: int | None, max_depth: int | None, movetime_ms: float | None,
                 limits: Limits | None, ponder: PonderState | None = None) -> ChosenMove:
@@ -391,6 +412,57 @@ class Engine:
         return ChosenMove(move=move_text, score=last[2], scored=last[0] > 0, depth=last[0], nodes=int(g[G_N]),
                           time_ms=elapsed_ms, iterations=tuple(iterations))
 
+    def root_scores(self, depth: int, floor: int, deadline_ns: int = 0,
+                    skip: str | None = None) -> tuple[list[tuple[str, int]], int, bool]:
+        """The legal moves of the current position that score above ``floor`` when each is searched to
+        ``depth`` (the depth a root iteration gives its children: its own less one), with their exact
+        scores in the engine's units (engine/rootscores.py; ``D()`` itself, on this table). Returns
+        (moves and scores, nodes, complete): ``complete`` False when ``deadline_ns``
+        (``time.monotonic_ns()``, 0 = none) or ``stop()`` cut it short. ``skip``: a move not searched."""
+        self._refuse_while_pondering()
+        with self._lock:
+            self._extra_g[G_STOP] = int(self._stop_asked)   # a stop that came after the last search
+            scored, nodes, complete = score_children(
+                self._b, self._g, self._hash, self._words, self._extra_g, depth, floor, deadline_ns,
+                skip=None if skip is None else bd.parse_uci_squares(skip))
+            moves = []
+            for child, score in scored:
+                move = _legal_move(self._board, child.x, child.y)
+                if move is not None and bd.umax_can_castle(self._board, move):
+                    moves.append((bd.move_text(self._board, move), score))
+        return moves, nodes, complete
+
+    def _vary(self, result: ChosenMove) -> ChosenMove:
+        """The search's move, or another within the variety's margin (engine/variety.py) played instead.
+
+        The other root moves are scored after the search on the position before its move (taken back
+        and played again: the table is kept), for at most EXTRA_SHARE of the search's time and never
+        past its hard limit."""
+        variety = self._variety
+        if (variety is None or result.move is None or not result.scored or result.depth < 2
+                or self._stop_asked):
+            return result
+        if not variety.applies(self._board.fullmove_number - (self._board.turn == chess.WHITE), result.score):
+            return result
+        start = time.monotonic_ns()
+        deadline = start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * result.time_ms) * 1e6)
+        hard = int(self._g[G_DEADLINE])
+        if hard:
+            if hard <= start:
+                return result
+            deadline = min(deadline, hard)
+        best = (result.move, result.score)
+        self.take_back(1)
+        floor = result.score - variety.margin
+        others, nodes, _ = self.root_scores(result.depth - 1, floor, deadline, skip=best[0])
+        chosen = pick(best, others, variety.margin, self._rng)
+        self.play(chosen[0])
+        elapsed_ms = (time.monotonic_ns() - start) / 1e6
+        return dataclasses.replace(result, move=chosen[0], score=chosen[1], nodes=result.nodes + nodes,
+                                   time_ms=result.time_ms + elapsed_ms,
+                                   detail=f"{describe(1 + len(others), variety.margin_cp, chosen, best)}; "
+                                          f"{elapsed_ms:.0f} ms")
+
     def completed_iterations(self, start: int = 0) -> list[tuple[int, int, int, str]]:
         """(depth, nodes, score, best move) of each root iteration completed so far, from ``start`` on.
 
@@ -428,6 +500,8 @@ class Engine:
         if ponder is not None:
             ponder.stop_requested = True   # before G_STOP: a search starting now sees one or the other
         self._g[G_STOP] = 1
+        self._stop_asked = True            # G_STOP is the soft limit's too: this one is stop()'s alone
+        self._extra_g[G_STOP] = 1
         pool = self._pool
         if pool is not None:
             pool.signal_stop()             # the helpers stop now, not after the main thread's replay
@@ -544,7 +618,7 @@ class Engine:
         self._ponder = None
         if state.error is not None:
             raise state.error
-        return state.result
+        return self._vary(state.result)
 
     def ponder_miss(self) -> ChosenMove | None:
         """The opponent played another move: stop and put the game back as before ``ponder()``."""

@@ -4,10 +4,10 @@ Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``,
 ``Threads``, ``Move Overhead``, ``Ponder``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
-``OwnBook``, ``Book File``, ``SyzygyPath``, and those hosts set for themselves: ``UCI_ShowWDL``,
-``MultiPV`` (1 only), ``UCI_AnalyseMode``, ``UCI_Chess960``, ``UCI_Opponent``. Anything else (and any
-malformed command) is answered with ``info string ...`` and otherwise ignored: the engine never exits
-on bad input, only on ``quit`` or end of input.
+``OwnBook``, ``Book File``, ``SyzygyPath``, ``Variety``, ``Variety Until Move``, and those hosts set
+for themselves: ``UCI_ShowWDL``, ``MultiPV`` (1 only), ``UCI_AnalyseMode``, ``UCI_Chess960``,
+``UCI_Opponent``. Anything else (and any malformed command) is answered with ``info string ...`` and
+otherwise ignored: the engine never exits on bad input, only on ``quit`` or end of input.
 
 Search and play in one call -> UCI
 ----------------------------------
@@ -93,6 +93,14 @@ N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final ``in
 nps ..`` line gives the search's totals (including the original's replay of iteration 3 that plays
 the move).
 
+Variety
+-------
+``Variety`` (spin, centipawns, default 0: off) and ``Variety Until Move`` (default
+``variety.DEFAULT_UNTIL_MOVE``): in the game's first moves, the move played is chosen among the root
+moves within that many centipawns of the search's best, the nearer the likelier (``engine/variety.py``;
+the bot's ``engine.variety_cp``). Off by default here: a GUI or an analysis expects one answer to one
+position. The choice is said with ``info string variety: ...``.
+
 Opening book
 ------------
 ``OwnBook`` (check, default false) and ``Book File`` (string, default the built-in book,
@@ -134,7 +142,7 @@ from typing import TextIO
 
 import chess
 
-from engine import ChosenMove, Engine, require_move, timeman
+from engine import ChosenMove, Engine, require_move, timeman, variety
 from engine.board import PAWN, move_text
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.follow import first_difference, follow
@@ -332,6 +340,8 @@ class UciEngine:
         self._horizon = timeman.HORIZON
         self._soft_percent = round(100 * timeman.SOFT_FACTOR)
         self._adaptive = TimeParams().adaptive
+        self._variety_cp = 0                       # Variety: off unless asked (a GUI expects one answer)
+        self._variety_until = variety.DEFAULT_UNTIL_MOVE
         self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
         self._ponderhit_at: float | None = None   # when ponderhit came for the `go ponder` under way
         self._debug = False
@@ -424,6 +434,9 @@ class UciEngine:
         self.send(f"option name Time Soft Percent type spin default {round(100 * timeman.SOFT_FACTOR)} "
                   f"min {SOFT_PERCENT_RANGE[0]} max {SOFT_PERCENT_RANGE[1]}")
         self.send(f"option name Time Adaptive type check default {str(TimeParams().adaptive).lower()}")
+        self.send(f"option name Variety type spin default 0 min 0 max {variety.MAX_MARGIN_CP}")
+        self.send(f"option name Variety Until Move type spin default {variety.DEFAULT_UNTIL_MOVE} min 0 "
+                  f"max {variety.MAX_UNTIL_MOVE}")
         self._declare_host_options()
         self.send("uciok")
 
@@ -503,6 +516,10 @@ class UciEngine:
             self._horizon = self._spin(name, value, HORIZON_RANGE, self._horizon)
         elif key == "time soft percent":
             self._soft_percent = self._spin(name, value, SOFT_PERCENT_RANGE, self._soft_percent)
+        elif key == "variety":
+            self._variety_cp = self._spin(name, value, (0, variety.MAX_MARGIN_CP), self._variety_cp)
+        elif key == "variety until move":
+            self._variety_until = self._spin(name, value, (0, variety.MAX_UNTIL_MOVE), self._variety_until)
         elif key == "time adaptive":
             if (flag := self._check("Time Adaptive", value)) is not None:
                 self._adaptive = flag
@@ -650,6 +667,9 @@ class UciEngine:
                 self._engine = Engine(hash_bits=bits_for_mb(self._hash_mb))
         if self._engine.threads != self._threads:
             self._engine.set_threads(self._threads)   # only between searches: never blocks
+        wanted = variety.Variety(self._variety_cp, self._variety_until) if self._variety_cp else None
+        if self._engine.variety != wanted:
+            self._engine.set_variety(wanted)
         return self._engine
 
     def _sync(self, fen: str | None, moves: list[str]) -> Engine:
@@ -795,10 +815,13 @@ class UciEngine:
             board.parse_uci(result.move)
         except ValueError:
             raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}") from None
+        if result.detail.startswith("variety"):
+            self.info_string(result.detail)
         if result.iterations:
-            depth, nodes, score, _ = result.iterations[-1]
+            depth, nodes, _, _ = result.iterations[-1]
             line = [result.move] + eng.table_line(min(depth, MAX_PV_PLIES) - 1)
-            self._info_line(board, (depth, nodes, score, result.move), None, line)
+            # the score of the move played: the search's best, or the one variety chose (engine/variety.py)
+            self._info_line(board, (depth, nodes, result.score, result.move), None, line)
         self._totals_line(result)
         return result.move
 

@@ -195,6 +195,7 @@ class Game:
         try:
             # Before the stream opens: allocating the hash table must not eat the first move's time.
             self.engine = self._new_engine()
+            self.engine.set_variety(rules.variety(self.cfg.engine))
             self.position = GamePosition(self.engine, f"game {self.id}", self._sources)
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
@@ -604,7 +605,8 @@ class Game:
         latency = (sent - received) * 1000
         self.move_stats.append((latency, res.time_ms))
         found = (f"score {res.score:+d} depth {res.depth} nodes {res.nodes}" if res.source == "search"
-                 else f"from the {res.source}{': ' + res.detail if res.detail else ''}")
+                 else f"from the {res.source}")
+        found += f" ({res.detail})" if res.detail else ""   # a book move's weight, variety's choice, ...
         log.info("game %s: ply %d %s %s think %.0f ms (budget %s); state->POST %.0f ms, overhead %.1f ms%s",
                  self.id, ply + 1, res.move, found, res.time_ms, budget, latency, latency - res.time_ms,
                  ", offering a draw" if offer else "")

@@ -1,5 +1,6 @@
 """A game's decisions, as plain functions of plain data: draws, resignation, takebacks, the abort of a
-game the opponent never starts, the claim of a win from an opponent who left, and a move's limits.
+game the opponent never starts, the claim of a win from an opponent who left, a move's limits and the
+variety among nearly-best moves.
 
 The game's loop (bot/games/game.py) gathers the facts (its settings, our scores, the ply, the clocks)
 and acts on the answer (a request to the server, a deadline); nothing here needs a thread, a socket or a
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 
 import chess
 
-from bot.config import DrawConfig, ResignConfig, TakebackConfig, TimeConfig
+from bot.config import DrawConfig, EngineConfig, ResignConfig, TakebackConfig, TimeConfig
 from engine import timeman
 from engine.board import PAWN
+from engine.variety import Variety
 
 # Lichess ignores a draw offer made within 20 plies of the same player's last one
 # (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
@@ -175,3 +177,10 @@ def move_limits(t: TimeConfig, correspondence: bool, time_left_ms: int | None, i
                                 min_think_ms=t.min_think_ms, max_think_ms=t.max_think_ms)
     clock = timeman.Clock(time_left_ms, increment_ms, base_ms=initial_ms)
     return timeman.allocate(clock, params, movetime_ms=t.fixed_movetime_ms, nodes=t.fixed_nodes)
+
+
+def variety(e: EngineConfig) -> Variety | None:
+    """The engine's choice among nearly-best moves (engine/variety.py) the settings ask for; None: off."""
+    if e.variety_cp == 0 or e.variety_until_move == 0:
+        return None
+    return Variety(e.variety_cp, e.variety_until_move)

@@ -196,3 +196,18 @@ def test_analyse_mode_searches_where_play_takes_a_book_move() -> None:
         analysed = eng.analyse(chess.Board(), chess.engine.Limit(depth=5))
         assert "book move" not in analysed.get("string", "") and analysed["depth"] == 5, analysed
         assert len(analysed["pv"]) > 1
+
+
+def test_variety_plays_nearly_best_moves_and_says_so(umax: chess.engine.SimpleEngine) -> None:
+    """Option Variety (engine/variety.py): the same position, searched to the same depth, gets different
+    moves, each said in an info string; with the option back at 0 the answer is one move again."""
+    limit = chess.engine.Limit(depth=5)
+    try:
+        umax.configure({"Variety": 40})
+        plays = [umax.play(chess.Board(), limit, game=object(), info=chess.engine.INFO_ALL) for _ in range(8)]
+    finally:
+        umax.configure({"Variety": 0})
+    assert len({p.move for p in plays}) >= 2
+    assert all(p.info.get("string", "").startswith("variety: ") for p in plays)
+    plain = {umax.play(chess.Board(), limit, game=object()).move for _ in range(3)}
+    assert len(plain) == 1

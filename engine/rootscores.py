@@ -1,0 +1,79 @@
+"""The scores of the root's other moves, from outside the search: for a choice among them.
+
+``D()`` keeps only its best move; its other root moves fail low against it and leave an upper bound.
+To choose among the moves that score nearly as well (engine/variety.py), each root child is searched
+again with ``D()`` itself, set up exactly as the root sets it up (``engine/rootsplit.py``, as the
+helpers of engine/smp.py do) and to the depth the root's last iteration gave its children, but with
+the window's lower edge at a ``floor``: a move whose score is above the floor comes back exact, one
+at or below it as a bound, and is left out. ``D()`` is unchanged; what these searches store is
+ordinary inner-node entries on the game's table (``z = 0``: no move played, no draw lock written),
+which a child already refuted below the floor by the main search answers at once from its entry.
+
+The root's score of a child is minus what ``D()`` returns for it (the delayed-loss bonus is already
+in the return), exactly as the root computes it: ``v = -D(-l, -V, -v, F, 0, d-1)`` with ``l = I + 1``
+and ``V`` the floor.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.rootsplit import Child, root_children
+from engine.search import (
+    G_ABORT,
+    G_ARMED,
+    G_BUDGET,
+    G_DEADLINE,
+    G_J,
+    G_K,
+    G_MK,
+    G_N,
+    G_STOP,
+    G_Z,
+    D,
+    I,
+)
+
+NO_LIMIT = 1 << 62
+
+
+def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.ndarray, work: np.ndarray,
+                   depth: int, floor: int, deadline_ns: int = 0,
+                   skip: tuple[int, int] | None = None) -> tuple[list[tuple[Child, int]], int, bool]:
+    """Search each root child of the position ``b``/``g`` (the root's board and game-level globals
+    before its search, ``g[G_K]`` the side that moved last) to ``depth`` with the floor ``floor``.
+
+    ``work`` is the globals array the searches run on (G_SIZE long; a stop is ``work[G_STOP] = 1``
+    from another thread). Returns (the children scoring above the floor with their exact root scores,
+    nodes, complete): ``complete`` is False when ``deadline_ns`` (CLOCK_MONOTONIC ns, 0 = none) or a
+    stop cut the searches short; the children scored before that are exact all the same.
+    ``skip``: the (x, y) of a move not to search (the search's own best, whose score is known).
+    Pseudo-legal moves are searched as the root makes them; one that leaves the king in check scores
+    about -I and never clears a floor above that.
+    """
+    side = int(g[G_K]) ^ 24                     # the root's side to move: g[G_K] in its children's calls
+    work[:G_BUDGET] = g[:G_BUDGET]
+    board = np.empty_like(b)
+    scored: list[tuple[Child, int]] = []
+    nodes = 0
+    for child in root_children(b, g, words):
+        if skip is not None and (child.x, child.y) == skip:
+            continue
+        if work[G_STOP] != 0:
+            return scored, nodes, False
+        board[:] = child.b
+        work[G_K] = side
+        work[G_J], work[G_Z] = child.J, child.Z
+        work[G_N] = 0
+        work[G_ABORT] = 0
+        work[G_ARMED] = 1                        # abort on the deadline or a stop from the first node
+        work[G_MK] = I
+        work[G_BUDGET] = NO_LIMIT
+        work[G_DEADLINE] = deadline_ns
+        value = int(D(-I - 1, -floor, child.e, child.E, 0, depth, board, table, words, work))
+        nodes += int(work[G_N])
+        if work[G_ABORT] != 0:
+            return scored, nodes, False
+        if -value > floor:
+            scored.append((child, -value))
+    return scored, nodes, True

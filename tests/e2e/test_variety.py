@@ -1,0 +1,46 @@
+"""Variety beyond the book through the whole bot (engine.variety_cp): against an opponent whose reply
+depends only on the position, the bot's games differ; with variety off they are one game.
+
+The book and pondering are off and the bot searches a fixed number of nodes, so without variety nothing
+else could make two games differ: whatever differs is variety's choice (engine/variety.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from bot.sandbox import EngineOpponent
+from tools.variety_run import alike_pairs
+
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=1)]
+
+BOT_MOVES = 6
+PLIES = 2 * BOT_MOVES - 1     # as white: through the bot's sixth move
+
+
+def _openings(sandbox, games: int) -> list[tuple[str, ...]]:
+    openings = []
+    for _ in range(games):
+        gid = sandbox.start_game(EngineOpponent(node_budget=2000), bot_color="white", clock=(120, 1))
+        assert sandbox.wait_moves(gid, PLIES, timeout=60)
+        openings.append(tuple(sandbox.game(gid).moves[:PLIES]))
+        sandbox.world.opponent_resign(gid)
+        assert sandbox.wait_game_over(gid, timeout=10) == "resign"
+    return openings
+
+
+def test_without_variety_the_same_opponent_gets_the_same_game(sandbox, bot_for):
+    bot_for(book={"enabled": False}, engine={"variety_cp": 0, "ponder": False})
+    assert alike_pairs(_openings(sandbox, 3)) == 3
+
+
+def test_with_variety_the_games_differ_and_each_move_says_why(sandbox, bot_for, caplog):
+    caplog.set_level(logging.INFO, logger="bot.games.game")
+    bot_for(book={"enabled": False}, engine={"variety_cp": 30, "variety_until_move": 10, "ponder": False})
+    openings = _openings(sandbox, 6)
+    assert alike_pairs(openings) <= 1, openings
+    noted = [r.getMessage() for r in caplog.records if "(variety: " in r.getMessage()]
+    assert len(noted) >= 6 * BOT_MOVES - 6          # each searched move says what variety did
+    assert any(" from the search's " in line for line in noted)

@@ -1,0 +1,159 @@
+"""Variety beyond the book: the root moves' scores after a search (engine/rootscores.py through
+Engine.root_scores) and the choice among the nearly-best ones (engine/variety.py).
+
+The choice is a plain function of the scores and a seeded generator; the scores come from D() itself,
+so the search's own move must come back with the search's own score. Searches here are bounded by
+depth, not time, so each game is the same on any machine: only the generator's seed changes it.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+import time
+
+import chess
+import pytest
+
+from engine import Engine
+from engine.board import PAWN
+from engine.search import CHECK_EVERY, I
+from engine.variety import Variety, describe, pick
+
+MIDDLEGAME = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9"
+# White to move takes the queen on h4 with the knight: no other move comes within a pawn of that
+HANGING_QUEEN = "rnb1kbnr/pppp1ppp/8/4p3/4P2q/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3"
+MATE_IN_ONE = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"
+
+
+# ---------------------------------------------------------------- the choice
+
+
+def test_pick_never_plays_a_move_outside_the_margin_and_prefers_the_nearer() -> None:
+    rng = random.Random(7)
+    best, margin = ("e2e4", 20), 11
+    others = [("d2d4", 20), ("g1f3", 14), ("c2c4", 9), ("a2a3", 8), ("h2h4", -40)]
+    counts = collections.Counter(pick(best, others, margin, rng)[0] for _ in range(6000))
+    assert set(counts) == {"e2e4", "d2d4", "g1f3", "c2c4"}      # 8 is 12 below 20: outside 11
+    # weights margin + 1 - loss: 12, 12, 6, 1 (of 31)
+    assert counts["g1f3"] == pytest.approx(6000 * 6 / 31, rel=0.15)
+    assert counts["c2c4"] == pytest.approx(6000 * 1 / 31, rel=0.4)
+    assert counts["e2e4"] == pytest.approx(counts["d2d4"], rel=0.15)
+
+
+def test_pick_with_the_same_seed_chooses_the_same_and_a_zero_margin_only_ties() -> None:
+    best, others = ("e2e4", 5), [("d2d4", 4), ("g1f3", 1)]
+    first = [pick(best, others, 10, random.Random(3))[0] for _ in range(20)]
+    assert first == [pick(best, others, 10, random.Random(3))[0] for _ in range(20)]
+    assert {pick(best, others, 0, random.Random(s))[0] for s in range(50)} == {"e2e4"}
+
+
+def test_a_score_above_the_searchs_best_counts_as_no_loss() -> None:
+    assert pick(("e2e4", 5), [("d2d4", 9)], 0, random.Random(1)) in {("e2e4", 5), ("d2d4", 9)}
+
+
+@pytest.mark.parametrize(("kwargs", "named"), [({"margin_cp": 101}, "margin_cp"),
+                                               ({"margin_cp": -1}, "margin_cp"),
+                                               ({"until_move": 1.5}, "until_move"),
+                                               ({"margin_cp": True}, "margin_cp")])
+def test_a_bad_setting_names_itself(kwargs: dict, named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        Variety(**kwargs)
+
+
+def test_variety_applies_early_with_a_margin_and_no_mate() -> None:
+    v = Variety(margin_cp=15, until_move=10)
+    assert v.margin == round(15 * PAWN / 100)
+    assert v.applies(10, 30) and not v.applies(11, 30)
+    assert not v.applies(3, 7995) and not v.applies(3, -7995)
+    assert not Variety(margin_cp=0).applies(1, 0)
+
+
+def test_the_words_say_how_many_and_which() -> None:
+    assert describe(1, 15, ("e2e4", 3), ("e2e4", 3)) == "variety: no other move within 15 cp"
+    assert describe(3, 15, ("e2e4", 3), ("e2e4", 3)) == "variety: the search's e2e4 among 3 within 15 cp"
+    assert describe(3, 15, ("d2d4", 3 - PAWN // 10), ("e2e4", 3)) == (
+        f"variety: d2d4 among 3 within 15 cp, {-round((PAWN // 10) * 100 / PAWN):+d} cp from the "
+        "search's e2e4")
+
+
+# ---------------------------------------------------------------- the scores
+
+
+def _searched(fen: str, depth: int) -> tuple[Engine, object]:
+    """An engine back on ``fen`` after a search to ``depth`` (taken back: the table keeps its entries)."""
+    eng = Engine(hash_bits=16)
+    eng.new_game(fen)
+    res = eng.think(max_depth=depth)
+    eng.take_back(1)
+    return eng, res
+
+
+def test_the_searchs_own_move_scores_what_the_search_found() -> None:
+    for fen in (chess.STARTING_FEN, MIDDLEGAME, HANGING_QUEEN):
+        eng, res = _searched(fen, 6)
+        moves, nodes, complete = eng.root_scores(res.depth - 1, floor=-I)
+        scores = dict(moves)
+        assert complete and nodes > 0
+        assert scores[res.move] == res.score, fen
+        board = chess.Board(fen)
+        assert len(scores) == len(moves) == board.legal_moves.count()   # every legal move, once
+
+
+def test_a_floor_keeps_the_moves_above_it_only() -> None:
+    eng, res = _searched(HANGING_QUEEN, 6)
+    assert res.move == "f3h4"
+    moves, _, _ = eng.root_scores(res.depth - 1, floor=res.score - PAWN)
+    assert moves == [("f3h4", res.score)]
+    everything, _, _ = eng.root_scores(res.depth - 1, floor=-I)
+    assert len(everything) == chess.Board(HANGING_QUEEN).legal_moves.count()
+
+
+def test_a_mate_is_scored_as_a_mate_and_the_rest_below_it() -> None:
+    eng, res = _searched(MATE_IN_ONE, 4)
+    assert res.move == "d1d8"
+    moves, _, _ = eng.root_scores(res.depth - 1, floor=-I)
+    scores = dict(moves)
+    assert scores["d1d8"] > 7800 and max(s for m, s in moves if m != "d1d8") < 7800
+
+
+def test_a_deadline_passed_stops_the_scores_at_once() -> None:
+    eng, res = _searched(MIDDLEGAME, 6)
+    moves, nodes, complete = eng.root_scores(res.depth - 1, floor=-I, deadline_ns=time.monotonic_ns() - 1)
+    assert not complete and moves == [] and nodes <= CHECK_EVERY + 1   # the clock is read each 128 nodes
+
+
+# ---------------------------------------------------------------- in the engine's games
+
+
+def _game(seed: int | None, variety: Variety | None, plies: int = 8,
+          depth: int = 5) -> tuple[list[str], list[str]]:
+    eng = Engine(hash_bits=16)
+    eng.set_variety(variety, seed=seed)
+    details = []
+    for _ in range(plies):
+        res = eng.think(max_depth=depth)
+        details.append(res.detail)
+        assert eng.moves[-1] == res.move and eng.board_matches()
+    return list(eng.moves), details
+
+
+def test_without_variety_every_game_is_the_same_and_with_it_they_differ_by_the_seed() -> None:
+    plain = _game(None, None)[0]
+    assert _game(1, None)[0] == plain
+    games = [_game(seed, Variety(margin_cp=25, until_move=20))[0] for seed in range(6)]
+    assert games[0] == _game(0, Variety(margin_cp=25, until_move=20))[0]   # the seed fixes the choices
+    assert len({tuple(g) for g in games}) >= 4
+    for game in games:
+        board = chess.Board()
+        for move in game:
+            board.push_uci(move)                                          # every move legal
+
+
+def test_variety_ends_at_its_move_and_says_what_it_chose() -> None:
+    moves, details = _game(5, Variety(margin_cp=25, until_move=2), plies=6)
+    assert all(d.startswith("variety: ") for d in details[:4])            # moves 1 and 2 of both sides
+    assert details[4:] == ["", ""]
+    chosen = [d for d in details if " from the search's " in d]
+    for d in chosen:
+        assert d.split()[1] in moves
