@@ -84,6 +84,8 @@ def test_the_old_per_game_key_says_what_it_became():
     ({"challenge": {"concurrency": "two"}}, ["challenge.concurrency", "whole number", "'two'"]),
     ({"challenge": {"concurrency": 0}}, ["challenge.concurrency", "between 1 and 64"]),
     ({"challenge": {"accept_bots": "yes"}}, ["challenge.accept_bots", "true or false"]),
+    ({"engine": {"variety_cp": 150}}, ["engine.variety_cp", "between 0 and 100"]),
+    ({"engine": {"variety_until_move": -1}}, ["engine.variety_until_move", "between 0 and 1000"]),
     ({"challenge": {"min_base_s": 600, "max_base_s": 60}}, ["challenge.min_base_s", "challenge.max_base_s"]),
     ({"time": {"time_share": 1.5}}, ["'time.time_share' is gone", "remove it"]),
     ({"time": {"max_share": 0.3}}, ["'time.max_share' is gone", "engine/timeman.py"]),

@@ -14,7 +14,10 @@ from bot.sandbox import Sandbox
 from engine.board import rules_board
 
 BASE: dict[str, Any] = {
-    "engine": {"hash_total_mb": 1},
+    # Variety off, as the node budget is fixed: a test's game is the same every run unless the test itself
+    # turns variety on (tests/e2e/test_variety.py): a game that must last long enough for its faults
+    # would otherwise end sooner in some runs.
+    "engine": {"hash_total_mb": 1, "variety_cp": 0},
     "time": {"fixed_nodes": 1500, "move_overhead_ms": 100, "correspondence_movetime_ms": 200},
     "game": {"greeting": "Hi {opponent}, I am {me}", "goodbye": "Bye {opponent}", "abort_after_s": 30},
     "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.5, "rate_limit_pause_s": 2,

@@ -748,13 +748,14 @@ def test_odd_account_and_playing_bodies_do_not_stop_the_start(records):
 # ---------------------------------------------------------------- end to end, through the sandbox
 
 E2E_CFG = {
-    "engine": {"hash_total_mb": 1, "ponder": False},
+    "engine": {"hash_total_mb": 1, "ponder": False, "variety_cp": 0},
     "time": {"fixed_nodes": 800, "move_overhead_ms": 100, "correspondence_movetime_ms": 200},
     "game": {"greeting": "Hi {opponent}", "goodbye": "Bye {opponent}", "abort_after_s": 30},
     "network": {"read_timeout_s": 4, "backoff_base_s": 0.05, "backoff_max_s": 0.3, "retries": 2},
     "challenge": {"concurrency": 4},
     # The search alone plays every move, so the game lasts as long as it did when these counts were
-    # set (a book opening or a deeper ponder search changes the game, and how much junk fits in it).
+    # set (a book opening, a deeper ponder search or variety's choice changes the game, and how much junk
+    # fits in it).
     "book": {"enabled": False},
 }
 RAW_LINES = ["[1]", "null", "42", '"gameState"', "[]", "true", '{"type": null}', "{}"]
