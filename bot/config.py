@@ -34,6 +34,7 @@ import yaml
 from bot.ids import usable_id
 from bot.speed import speed_of
 from engine.hashsize import ENTRY_BYTES, bits_for_bytes
+from engine.levels import FULL_ELO, MIN_ELO
 from engine.variety import DEFAULT_MARGIN_CP, DEFAULT_UNTIL_MOVE, MAX_MARGIN_CP, MAX_UNTIL_MOVE
 
 TOKEN_ENV = "LICHESS_BOT_TOKEN"
@@ -216,6 +217,21 @@ class ResignConfig:
     enabled: bool = _opt(False, "resign hopeless games")
     score_pawns: float = _opt(-8.0, "resign when our score is at most this, pawns", hi=0.0)
     consecutive: int = _opt(3, "... for this many of our moves in a row", lo=1)
+
+
+STRENGTH_RULES = ("full", "fixed", "rating")
+
+
+@dataclass
+class StrengthConfig:
+    humans: str = _opt("full", "how strong the bot plays against people: full; fixed (at strength.elo); "
+                       "rating (at the challenger's rating in the game's speed plus strength.rating_offset)",
+                       choices=STRENGTH_RULES)
+    bots: str = _opt("full", "the same, against BOT accounts", choices=STRENGTH_RULES)
+    elo: int = _opt(1400, "the level of 'fixed', on Stockfish's UCI_Elo scale (engine/levels.py's ladder); "
+                    f"{FULL_ELO} and above is full strength", lo=MIN_ELO, hi=FULL_ELO)
+    rating_offset: int = _opt(0, "with 'rating': added to the challenger's rating (e.g. -200 to play below "
+                              "it); the level is kept within the ladder", lo=-1000, hi=1000)
 
 
 @dataclass
@@ -438,6 +454,7 @@ class Config:
     draw: DrawConfig = field(default_factory=DrawConfig)
     resign: ResignConfig = field(default_factory=ResignConfig)
     takeback: TakebackConfig = field(default_factory=TakebackConfig)
+    strength: StrengthConfig = field(default_factory=StrengthConfig)
     tablebase: TablebaseConfig = field(default_factory=TablebaseConfig)
     explorer: ExplorerConfig = field(default_factory=ExplorerConfig)
     cloud_eval: CloudEvalConfig = field(default_factory=CloudEvalConfig)

@@ -11,7 +11,8 @@ Public API (the bot, the UCI front-end and the tests use exactly this)::
     res = eng.think(limits=allocate(Clock(60_000, 1_000)))   # the time manager (engine/timeman.py)
     eng.expected_reply()                 # the reply the search expects (a legal UCI move) or None
     eng.table_line(8)                    # the line the table holds from here: the pv (engine/pv.py)
-    eng.set_variety(Variety(15, 15))     # any move within 15 cp, in moves 1-15 (engine/variety.py)
+    eng.set_choice(Variety(15, 15))      # any move within 15 cp, in moves 1-15 (engine/variety.py)
+    eng.set_choice(level_at(1200))       # or a strength level (engine/levels.py); None: the search's move
     eng.ponder("e7e5"); eng.ponderhit(limits) or eng.ponder_miss()   # see engine/ponder.py
     eng.take_back(2)                     # the game without its last 2 moves; the table is kept
 
@@ -23,8 +24,9 @@ Where each part lives:
 - ``board``: the 0x88 board, FEN and UCI move text; ``keys``: the original's hash-key table;
 - ``ponder``: what acts on a running search from another thread (soft limit, pondering);
 - ``pv``: the principal variation, read from the hash table after a search;
-- ``rootscores`` and ``variety``: the other root moves' scores after a search, and the choice among the
-  nearly-best ones that keeps games from repeating beyond the book;
+- ``rootscores``: the other root moves' scores after a search; ``choice``: how the Engine plays another
+  move than the search's; ``variety`` (no repeated games beyond the book) and ``levels`` (strength
+  levels) are its two kinds;
 - ``timeman``: the one time manager (a clock -> the limits of one search);
 - ``book``: Polyglot opening books and the default book; ``syzygy``: local Syzygy tables;
 - ``uci``: the UCI front-end; ``bench``: the benchmark; ``__main__``: ``python -m engine``.

@@ -19,6 +19,7 @@ import chess
 import numpy as np
 
 from engine import board as bd
+from engine.choice import EXTRA_SHARE, MIN_EXTRA_MS, RootChoice
 from engine.hashsize import ENTRY_BYTES, check_bits
 from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
@@ -51,7 +52,6 @@ from engine.search import (
 )
 from engine.smp import MAX_THREADS, HelperPool
 from engine.timeman import Limits
-from engine.variety import EXTRA_SHARE, MIN_EXTRA_MS, Variety, describe, pick
 
 NO_LIMIT = 1 << 62
 assert HASH_DTYPE.itemsize == ENTRY_BYTES  # engine/hashsize.py counts the table's bytes with it
@@ -134,7 +134,7 @@ class Engine:
         self._pool: HelperPool | None = None
         self.threads = threads
         self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
-        self._variety: Variety | None = None     # a choice among nearly-best moves (engine/variety.py)
+        self._choice: RootChoice | None = None   # variety or a strength level (engine/choice.py)
         self._rng = random.Random()
         self._extra_g = np.zeros(G_SIZE, dtype=np.int64)  # variety's searches' globals (stop() reaches it)
         self._stop_asked = False                 # stop() since the last search began
@@ -158,14 +158,15 @@ class Engine:
             self._pool = None if count == 1 else HelperPool(count - 1)
 
     @property
-    def variety(self) -> Variety | None:
-        """The choice among nearly-best moves each search makes (None: the search's best, always)."""
-        return self._variety
+    def choice(self) -> RootChoice | None:
+        """How each search's move is chosen among the nearly-best (None: the search's best, always)."""
+        return self._choice
 
-    def set_variety(self, variety: Variety | None, seed: int | None = None) -> None:
-        """Choose among the moves within ``variety``'s margin from the next search on (engine/variety.py);
-        ``seed`` fixes the choices (tests), else they differ from process to process."""
-        self._variety = variety
+    def set_choice(self, choice: RootChoice | None, seed: int | None = None) -> None:
+        """From the next search on, play as ``choice`` says (engine/choice.py: ``engine.variety.Variety``
+        or an ``engine.levels.Level``); ``seed`` fixes the draws (tests), else each process draws its own."""
+        self._refuse_while_pondering()
+        self._choice = choice
         self._rng = random.Random(seed)
 
     @property
@@ -364,9 +365,12 @@ class Engine:
             if limits.soft_ms is None:
                 limits = None
         self._refuse_while_pondering()
+        cap = self._node_cap()
+        if cap is not None:
+            node_budget = cap if node_budget is None else min(cap, node_budget)
         with self._lock:
             result = self._search(node_budget, max_depth, movetime_ms, limits)
-        return self._vary(result)
+        return self._choose(result)
 
     def _search(self, node_budget: int | None, max_depth: int | None, movetime_ms: float | None,
                 limits: Limits | None, ponder: PonderState | None = None) -> ChosenMove:
@@ -412,6 +416,9 @@ class Engine:
         return ChosenMove(move=move_text, score=last[2], scored=last[0] > 0, depth=last[0], nodes=int(g[G_N]),
                           time_ms=elapsed_ms, iterations=tuple(iterations))
 
+    def _node_cap(self) -> int | None:
+        return None if self._choice is None else self._choice.node_cap
+
     def root_scores(self, depth: int, floor: int, deadline_ns: int = 0,
                     skip: str | None = None) -> tuple[list[tuple[str, int]], int, bool]:
         """The legal moves of the current position that score above ``floor`` when each is searched to
@@ -432,17 +439,16 @@ class Engine:
                     moves.append((bd.move_text(self._board, move), score))
         return moves, nodes, complete
 
-    def _vary(self, result: ChosenMove) -> ChosenMove:
-        """The search's move, or another within the variety's margin (engine/variety.py) played instead.
-
-        The other root moves are scored after the search on the position before its move (taken back
-        and played again: the table is kept), for at most EXTRA_SHARE of the search's time and never
-        past its hard limit."""
-        variety = self._variety
-        if (variety is None or result.move is None or not result.scored or result.depth < 2
+    def _choose(self, result: ChosenMove) -> ChosenMove:
+        """The search's move, or another the choice picks within its margin (engine/choice.py), played
+        instead. The other root moves are scored after the search on the position before its move
+        (taken back and played again: the table is kept), for at most EXTRA_SHARE of the search's time
+        and never past its hard limit."""
+        choice = self._choice
+        if (choice is None or result.move is None or not result.scored or result.depth < 2
                 or self._stop_asked):
             return result
-        if not variety.applies(self._board.fullmove_number - (self._board.turn == chess.WHITE), result.score):
+        if not choice.applies(self._board.fullmove_number - (self._board.turn == chess.WHITE), result.score):
             return result
         start = time.monotonic_ns()
         deadline = start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * result.time_ms) * 1e6)
@@ -453,15 +459,14 @@ class Engine:
             deadline = min(deadline, hard)
         best = (result.move, result.score)
         self.take_back(1)
-        floor = result.score - variety.margin
+        floor = max(-I, result.score - choice.margin)
         others, nodes, _ = self.root_scores(result.depth - 1, floor, deadline, skip=best[0])
-        chosen = pick(best, others, variety.margin, self._rng)
+        chosen = choice.choose(best, others, self._rng)
         self.play(chosen[0])
         elapsed_ms = (time.monotonic_ns() - start) / 1e6
+        said = choice.describe(1 + len(others), chosen, best)
         return dataclasses.replace(result, move=chosen[0], score=chosen[1], nodes=result.nodes + nodes,
-                                   time_ms=result.time_ms + elapsed_ms,
-                                   detail=f"{describe(1 + len(others), variety.margin_cp, chosen, best)}; "
-                                          f"{elapsed_ms:.0f} ms")
+                                   time_ms=result.time_ms + elapsed_ms, detail=f"{said}; {elapsed_ms:.0f} ms")
 
     def completed_iterations(self, start: int = 0) -> list[tuple[int, int, int, str]]:
         """(depth, nodes, score, best move) of each root iteration completed so far, from ``start`` on.
@@ -593,8 +598,8 @@ class Engine:
 
     def _ponder_run(self, state: PonderState) -> None:
         try:
-            with self._lock:
-                state.result = self._search(None, None, None, None, ponder=state)
+            with self._lock:   # a level's node budget holds on the opponent's time too
+                state.result = self._search(self._node_cap(), None, None, None, ponder=state)
         except BaseException as exc:  # noqa: BLE001  (handed to ponderhit/ponder_miss)
             state.error = exc
         finally:
@@ -606,8 +611,9 @@ class Engine:
         state = self._pending_ponder()
         origin = time.monotonic_ns() if since is None else int(since * 1e9)
         g = self._g
-        if limits.nodes is not None:
-            g[G_BUDGET] = max(0, int(limits.nodes))
+        nodes = limits.nodes if self._node_cap() is None else min(limits.nodes or NO_LIMIT, self._node_cap())
+        if nodes is not None:
+            g[G_BUDGET] = max(0, int(nodes))
         if limits.depth is not None:
             g[G_MAXD] = max(1, min(97, int(limits.depth)))
         if limits.hard_ms is not None:
@@ -618,7 +624,7 @@ class Engine:
         self._ponder = None
         if state.error is not None:
             raise state.error
-        return self._vary(state.result)
+        return self._choose(state.result)
 
     def ponder_miss(self) -> ChosenMove | None:
         """The opponent played another move: stop and put the game back as before ``ponder()``."""

@@ -4,7 +4,8 @@ Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V
 ``position startpos|fen <FEN> [moves ...]``, ``go [ponder wtime btime winc binc movestogo movetime
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``,
 ``Threads``, ``Move Overhead``, ``Ponder``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
-``OwnBook``, ``Book File``, ``SyzygyPath``, ``Variety``, ``Variety Until Move``, and those hosts set
+``OwnBook``, ``Book File``, ``SyzygyPath``, ``Variety``, ``Variety Until Move``, ``UCI_LimitStrength``,
+``UCI_Elo``, and those hosts set
 for themselves: ``UCI_ShowWDL``, ``MultiPV`` (1 only), ``UCI_AnalyseMode``, ``UCI_Chess960``,
 ``UCI_Opponent``. Anything else (and any malformed command) is answered with ``info string ...`` and
 otherwise ignored: the engine never exits on bad input, only on ``quit`` or end of input.
@@ -101,6 +102,11 @@ moves within that many centipawns of the search's best, the nearer the likelier 
 the bot's ``engine.variety_cp``). Off by default here: a GUI or an analysis expects one answer to one
 position. The choice is said with ``info string variety: ...``.
 
+``UCI_LimitStrength`` (check, default false) and ``UCI_Elo`` (``levels.MIN_ELO`` to ``levels.FULL_ELO``,
+default ``DEFAULT_ELO``): play at that strength level (``engine/levels.py``: a node budget on every
+search, pondering's too, and a weighted choice among the nearly-best moves, said with ``info string
+level N: ...``); at ``FULL_ELO`` the engine plays at full strength. A level replaces Variety.
+
 Opening book
 ------------
 ``OwnBook`` (check, default false) and ``Book File`` (string, default the built-in book,
@@ -142,7 +148,7 @@ from typing import TextIO
 
 import chess
 
-from engine import ChosenMove, Engine, require_move, timeman, variety
+from engine import ChosenMove, Engine, levels, require_move, timeman, variety
 from engine.board import PAWN, move_text
 from engine.book import DEFAULT_BOOK, Book, BookError, BookSettings
 from engine.follow import first_difference, follow
@@ -161,6 +167,7 @@ MATE_THRESHOLD = 8000 - 200
 POLL_S = 0.005
 HORIZON_RANGE = (5, 100)         # option Time Horizon: timeman's sudden-death horizon, in moves
 SOFT_PERCENT_RANGE = (10, 200)   # option Time Soft Percent: timeman's soft limit, percent of the target
+DEFAULT_ELO = 1200               # option UCI_Elo's default (engine/levels.py's ladder bounds its range)
 MAX_PV_PLIES = 32                # the pv read from the table after a search (engine/pv.py): at most this long
 # UCI_ShowWDL's model: P(win) = 1 / (1 + exp((WDL_MID_CP - cp) / WDL_SCALE_CP)), P(loss) the same with -cp.
 # A logistic in centipawns as engines use (a score of WDL_MID_CP wins half the games); the two numbers
@@ -342,6 +349,8 @@ class UciEngine:
         self._adaptive = TimeParams().adaptive
         self._variety_cp = 0                       # Variety: off unless asked (a GUI expects one answer)
         self._variety_until = variety.DEFAULT_UNTIL_MOVE
+        self._limit_strength = False               # UCI_LimitStrength: play at UCI_Elo (engine/levels.py)
+        self._elo = DEFAULT_ELO
         self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
         self._ponderhit_at: float | None = None   # when ponderhit came for the `go ponder` under way
         self._debug = False
@@ -437,6 +446,9 @@ class UciEngine:
         self.send(f"option name Variety type spin default 0 min 0 max {variety.MAX_MARGIN_CP}")
         self.send(f"option name Variety Until Move type spin default {variety.DEFAULT_UNTIL_MOVE} min 0 "
                   f"max {variety.MAX_UNTIL_MOVE}")
+        self.send("option name UCI_LimitStrength type check default false")
+        self.send(f"option name UCI_Elo type spin default {DEFAULT_ELO} min {levels.MIN_ELO} "
+                  f"max {levels.FULL_ELO}")
         self._declare_host_options()
         self.send("uciok")
 
@@ -520,6 +532,11 @@ class UciEngine:
             self._variety_cp = self._spin(name, value, (0, variety.MAX_MARGIN_CP), self._variety_cp)
         elif key == "variety until move":
             self._variety_until = self._spin(name, value, (0, variety.MAX_UNTIL_MOVE), self._variety_until)
+        elif key == "uci_limitstrength":
+            if (flag := self._check(name, value)) is not None:
+                self._limit_strength = flag
+        elif key == "uci_elo":
+            self._elo = self._spin(name, value, (levels.MIN_ELO, levels.FULL_ELO), self._elo)
         elif key == "time adaptive":
             if (flag := self._check("Time Adaptive", value)) is not None:
                 self._adaptive = flag
@@ -667,10 +684,16 @@ class UciEngine:
                 self._engine = Engine(hash_bits=bits_for_mb(self._hash_mb))
         if self._engine.threads != self._threads:
             self._engine.set_threads(self._threads)   # only between searches: never blocks
-        wanted = variety.Variety(self._variety_cp, self._variety_until) if self._variety_cp else None
-        if self._engine.variety != wanted:
-            self._engine.set_variety(wanted)
+        wanted = self._wanted_choice()
+        if self._engine.choice != wanted:
+            self._engine.set_choice(wanted)
         return self._engine
+
+    def _wanted_choice(self) -> levels.Level | variety.Variety | None:
+        """The options' choice: a strength level (UCI_LimitStrength, below full strength), else Variety."""
+        if self._limit_strength and (level := levels.level_at(self._elo)) is not None:
+            return level
+        return variety.Variety(self._variety_cp, self._variety_until) if self._variety_cp else None
 
     def _sync(self, fen: str | None, moves: list[str]) -> Engine:
         """Bring the engine to (fen, moves), keeping the table when its game is a prefix; report which."""
@@ -815,12 +838,12 @@ class UciEngine:
             board.parse_uci(result.move)
         except ValueError:
             raise RuntimeError(f"the engine's move {result.move} is illegal in {board.fen()}") from None
-        if result.detail.startswith("variety"):
+        if result.detail:                           # what a variety or a level chose (engine/choice.py)
             self.info_string(result.detail)
         if result.iterations:
             depth, nodes, _, _ = result.iterations[-1]
             line = [result.move] + eng.table_line(min(depth, MAX_PV_PLIES) - 1)
-            # the score of the move played: the search's best, or the one variety chose (engine/variety.py)
+            # the score of the move played: the search's best, or the one a choice played (engine/choice.py)
             self._info_line(board, (depth, nodes, result.score, result.move), None, line)
         self._totals_line(result)
         return result.move

@@ -8,6 +8,7 @@ it, among the moves whose scores engine/rootscores.py finds within ``margin_cp``
 game's first ``until_move`` moves only (later the best is played: a small margin there would cost
 strength for no variety anyone sees). The nearer a move is to the best, the likelier it is played
 (``pick``). How much variety there was is said in the move's ``detail`` (the log line of each move).
+How the Engine applies a choice after its search: engine/choice.py.
 """
 
 from __future__ import annotations
@@ -17,16 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.board import PAWN
+from engine.choice import MATE_THRESHOLD, loss_cp
 
-MATE_THRESHOLD = 8000 - 200   # a score beyond this is a mate (engine/uci.py): play the best
 MAX_MARGIN_CP = 100           # a setting's bound: a pawn's difference is no longer "nearly as good"
 DEFAULT_MARGIN_CP = 15
 DEFAULT_UNTIL_MOVE = 15
 MAX_UNTIL_MOVE = 1000
-# The extra searches of a move may take this share of the time its search took (at least MIN_EXTRA_MS),
-# and never run past the search's own hard limit.
-EXTRA_SHARE = 0.5
-MIN_EXTRA_MS = 30.0
 
 
 @dataclass(frozen=True)
@@ -47,9 +44,20 @@ class Variety:
         """The margin in the engine's units (a pawn is 74)."""
         return round(self.margin_cp * PAWN / 100)
 
+    @property
+    def node_cap(self) -> None:
+        return None                # variety searches as full strength does
+
     def applies(self, fullmove: int, score: int) -> bool:
         """Whether to look for other moves: a margin, an early move, and no mate in sight."""
         return self.margin > 0 and fullmove <= self.until_move and abs(score) < MATE_THRESHOLD
+
+    def choose(self, best: tuple[str, int], others: Sequence[tuple[str, int]],
+               rng: random.Random) -> tuple[str, int]:
+        return pick(best, others, self.margin, rng)
+
+    def describe(self, count: int, chosen: tuple[str, int], best: tuple[str, int]) -> str:
+        return describe(count, self.margin_cp, chosen, best)
 
 
 def pick(best: tuple[str, int], others: Sequence[tuple[str, int]], margin: int,
@@ -71,6 +79,5 @@ def describe(count: int, margin_cp: int, chosen: tuple[str, int], best: tuple[st
         return f"variety: no other move within {margin_cp} cp"
     if chosen[0] == best[0]:
         return f"variety: the search's {best[0]} among {count} within {margin_cp} cp"
-    diff_cp = round((chosen[1] - best[1]) * 100 / PAWN)
-    return (f"variety: {chosen[0]} among {count} within {margin_cp} cp, {diff_cp:+d} cp from the search's "
-            f"{best[0]}")
+    return (f"variety: {chosen[0]} among {count} within {margin_cp} cp, {-loss_cp(best, chosen):+d} cp from "
+            f"the search's {best[0]}")

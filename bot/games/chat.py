@@ -274,10 +274,14 @@ class GameChat:
         """No greeting in this game (resumed after a restart, or a correspondence visit after the first)."""
         self._greeted = True
 
-    def greet(self, opponent: str) -> None:
+    def greet(self, opponent: str, level: int | None = None) -> None:
+        """The greeting in both rooms; at a strength level the player's room is told it (even with no
+        greeting set: a challenger should know the game is not at full strength)."""
         if not self._greeted:
             self._greeted = True
             self._say(self.cfg.game.greeting, self.cfg.game.spectator_greeting, opponent)
+            if level is not None:
+                self.outbox.say("player", level_line(level))
 
     def goodbye(self, opponent: str) -> None:
         if not self._said_goodbye:
@@ -303,3 +307,8 @@ class GameChat:
         for room, template in (("player", player), ("spectator", spectator)):
             if template:
                 self.outbox.say(room, chat_text(template, self.me, opponent))
+
+
+def level_line(level: int) -> str:
+    """What the opponent is told of a game at a strength level (engine/levels.py)."""
+    return f"I play at about {level} in this game (Stockfish's scale, not Lichess ratings)."

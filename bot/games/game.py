@@ -92,6 +92,7 @@ class GameView:
     clocks_ms: tuple[int | None, int | None] = (None, None)  # white's, black's at the last state
     last_search: chat.Search | None = None  # what !eval tells
     tournament_id: str | None = None
+    level: int | None = None  # the strength level of this game (engine/levels.py); None: full strength
 
 
 class Game:
@@ -195,7 +196,6 @@ class Game:
         try:
             # Before the stream opens: allocating the hash table must not eat the first move's time.
             self.engine = self._new_engine()
-            self.engine.set_variety(rules.variety(self.cfg.engine))
             self.position = GamePosition(self.engine, f"game {self.id}", self._sources)
             resyncs = Backoff(self.cfg.network.backoff_base_s, self.cfg.network.backoff_max_s)
             while not self._stream_stop.is_set():
@@ -284,7 +284,7 @@ class Game:
                 self._set_up.set()  # the opponent is known: the stream's reader may answer chat lines
                 self._on_state(state_of(full), received, known, news=again)
                 if self._playable:  # after the first move: in bullet the move matters more than the hello
-                    self.chat.greet(self.opponent)
+                    self.chat.greet(self.opponent, self.view.level)
             elif kind == "gameState":
                 self._on_state(cast(GameState, event), received)
             elif kind == "chatLine":
@@ -330,7 +330,8 @@ class Game:
     def _setup(self, full: GameFull) -> None:
         # Everything is checked before anything changes: an unusable gameFull leaves the game as it was.
         info = self.info = read_full(full, self.me)
-        self._publish(opponent=info.opponent, color=info.color, tournament_id=info.tournament_id)
+        level = rules.level_elo(self.cfg.strength, info.opponent_is_bot, info.their_rating)
+        self._publish(opponent=info.opponent, color=info.color, tournament_id=info.tournament_id, level=level)
         self._note_players()
         log.info("game %s: %s vs %s, %s %s, we play %s%s%s", self.id, info.white, info.black, info.variant,
                  info.speed, chess.COLOR_NAMES[info.color],
@@ -341,6 +342,7 @@ class Game:
             self._playable = False
             return
         self._playable = True
+        self._play_at(level)
         assert self.position is not None
         self.position.start(info.initial_fen)
         state_moves = str(state_of(full).get("moves") or "").split()
@@ -354,10 +356,22 @@ class Game:
         until = self._plies_until_opponent_moved()
         self.watch.watch_first_move(self._clock(), info.correspondence, len(state_moves), until)
 
+    def _play_at(self, level: int | None) -> None:
+        """Set the engine to the game's strength (the same on every gameFull: its ratings are fixed)."""
+        choice = rules.engine_choice(self.cfg.engine, level)
+        assert self.engine is not None and self.position is not None
+        if self.engine.choice != choice:
+            self.position.stop_ponder()        # (never expected: a game's ratings and settings are fixed)
+            self.engine.set_choice(choice)
+        if level is not None:
+            log.info("game %s: playing at about %d (strength: %s)", self.id, level,
+                     "bots" if self.info.opponent_is_bot else "humans")
+
     def _note_players(self) -> None:
         """What the game's record needs from the gameFull."""
         info, r = self.info, self.record
         r.white, r.black, r.white_elo, r.black_elo = info.white, info.black, info.white_elo, info.black_elo
+        r.level = self.view.level
         r.rated, r.speed, r.variant = info.record_rated, info.speed, info.variant[:40]
         r.initial_fen, r.bot_color, r.created_ms = info.initial_fen, info.color, info.created_ms
         r.initial_ms = None if info.correspondence else info.initial_ms

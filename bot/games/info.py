@@ -77,6 +77,11 @@ class GameInfo:
         """Which of a state's paired fields is ours: `our_field("wtime", "btime")` is "btime" for black."""
         return white_key if self.color == chess.WHITE else black_key
 
+    @property
+    def their_rating(self) -> int | None:
+        """The opponent's rating in the game's speed, as the gameFull gives it (fixed for the game)."""
+        return self.black_elo if self.color == chess.WHITE else self.white_elo
+
     def their_field(self, white_key: str, black_key: str) -> str:
         """Which of a state's paired fields is the opponent's (their clock, draw or takeback offer)."""
         return black_key if self.color == chess.WHITE else white_key

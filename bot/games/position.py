@@ -28,9 +28,9 @@ import chess
 from bot.sources.outside import MoveSource
 from engine import ChosenMove, require_move
 from engine.board import move_text, rules_board
+from engine.choice import RootChoice
 from engine.follow import follow
 from engine.timeman import Limits
-from engine.variety import Variety
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,9 @@ class EngineLike(Protocol):
     def ponderhit(self, limits: Limits, since: float | None = None) -> ChosenMove: ...
     def ponder_miss(self) -> ChosenMove | None: ...
     def take_back(self, plies: int) -> None: ...
-    def set_variety(self, variety: Variety | None, seed: int | None = None) -> None: ...
+    @property
+    def choice(self) -> RootChoice | None: ...
+    def set_choice(self, choice: RootChoice | None, seed: int | None = None) -> None: ...
 
 
 class GamePosition:

@@ -78,6 +78,7 @@ class GameRecord:
     status: str = ""
     winner: str | None = None
     notes: dict[int, MoveNote] = field(default_factory=dict)  # ply (0 = the first move) -> note
+    level: int | None = None  # the bot's strength level in this game (engine/levels.py); None: full
 
     @property
     def opponent(self) -> str:
@@ -135,6 +136,8 @@ def pgn_text(record: GameRecord, site: str) -> str:
     h["TimeControl"] = ("-" if record.initial_ms is None
                         else f"{record.initial_ms // 1000}+{record.increment_ms // 1000}")
     h["Termination"] = TERMINATION.get(record.status, "Unknown")
+    if record.level is not None:
+        h["BotLevel"] = str(record.level)   # the bot's strength level, on Stockfish's UCI_Elo scale
     board = rules_board(record.initial_fen)
     game.setup(board)  # sets FEN and SetUp for a position; the Variant header after it (setup drops it)
     h["Variant"] = VARIANT_NAMES.get(record.variant, record.variant)

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import chess
 
-from bot.config import DrawConfig, EngineConfig, ResignConfig, TakebackConfig, TimeConfig
+from bot.config import DrawConfig, EngineConfig, ResignConfig, StrengthConfig, TakebackConfig, TimeConfig
 from engine import timeman
 from engine.board import PAWN
+from engine.choice import RootChoice
+from engine.levels import FULL_ELO, MIN_ELO, level_at
 from engine.variety import Variety
 
 # Lichess ignores a draw offer made within 20 plies of the same player's last one
@@ -184,3 +186,24 @@ def variety(e: EngineConfig) -> Variety | None:
     if e.variety_cp == 0 or e.variety_until_move == 0:
         return None
     return Variety(e.variety_cp, e.variety_until_move)
+
+
+def level_elo(s: StrengthConfig, opponent_is_bot: bool, their_rating: int | None) -> int | None:
+    """The level the bot plays this opponent at, on Stockfish's scale (engine/levels.py), or None for
+    full strength: the strength rule for people or for bots; with 'rating', their rating in the game's
+    speed (the gameFull's, fixed for the whole game) plus the offset, kept within the ladder. An
+    opponent without a rating (an AI level, a rating hidden) gets full strength under 'rating'."""
+    rule = s.bots if opponent_is_bot else s.humans
+    if rule == "fixed":
+        elo = s.elo
+    elif rule == "rating" and their_rating is not None:
+        elo = max(MIN_ELO, their_rating + s.rating_offset)
+    else:
+        return None
+    return elo if elo < FULL_ELO else None
+
+
+def engine_choice(e: EngineConfig, level: int | None) -> RootChoice | None:
+    """How the engine picks its move in a game: at ``level`` (engine/levels.py), or with the settings'
+    variety beyond the book at full strength."""
+    return level_at(level) if level is not None else variety(e)

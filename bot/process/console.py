@@ -187,6 +187,7 @@ class Console:
             score = (f"last search {search.score / PAWN:+.2f} pawns, depth {search.depth}" if search
                      else "no search yet")
             where = f", arena {g.tournament_id}" if g.tournament_id else ""
+            where += f", at level {g.level}" if g.level is not None else ""
             lines.append(f"  {g.id} vs {g.opponent}, {colour}, clocks {_clock(g.clocks_ms[0])} / "
                          f"{_clock(g.clocks_ms[1])}, {score}{where}")
         waiting = r.desk.queued()

@@ -18,6 +18,7 @@ import chess.engine
 import pytest
 
 from engine import Engine
+from engine.levels import FULL_ELO, MIN_ELO, level_at
 from engine.uci import host_moves, parse_position, wdl_from_cp, wdl_per_mille
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,3 +212,22 @@ def test_variety_plays_nearly_best_moves_and_says_so(umax: chess.engine.SimpleEn
     assert all(p.info.get("string", "").startswith("variety: ") for p in plays)
     plain = {umax.play(chess.Board(), limit, game=object()).move for _ in range(3)}
     assert len(plain) == 1
+
+
+def test_limit_strength_plays_at_the_level_a_gui_asks_for(umax: chess.engine.SimpleEngine) -> None:
+    """UCI_LimitStrength and UCI_Elo (engine/levels.py), as a GUI's strength slider sets them: the level
+    says itself in an info string and keeps to its node budget; set off, the engine plays at full
+    strength again (no level said)."""
+    opts = umax.options
+    assert (opts["UCI_Elo"].min, opts["UCI_Elo"].max) == (MIN_ELO, FULL_ELO)
+    assert opts["UCI_LimitStrength"].default is False
+    limit = chess.engine.Limit(white_clock=30, black_clock=30)
+    try:
+        umax.configure({"UCI_LimitStrength": True, "UCI_Elo": 700})
+        low = umax.play(chess.Board(), limit, game=object(), info=chess.engine.INFO_ALL)
+    finally:
+        umax.configure({"UCI_LimitStrength": False})
+    full = umax.play(chess.Board(), limit, game=object(), info=chess.engine.INFO_ALL)
+    assert low.info["string"].startswith("level 700: ")
+    assert low.info["nodes"] < 5 * level_at(700).nodes + 3000
+    assert not full.info.get("string", "").startswith("level")

@@ -129,7 +129,7 @@ def test_a_deadline_passed_stops_the_scores_at_once() -> None:
 def _game(seed: int | None, variety: Variety | None, plies: int = 8,
           depth: int = 5) -> tuple[list[str], list[str]]:
     eng = Engine(hash_bits=16)
-    eng.set_variety(variety, seed=seed)
+    eng.set_choice(variety, seed=seed)
     details = []
     for _ in range(plies):
         res = eng.think(max_depth=depth)

@@ -9,13 +9,15 @@ import math
 import chess
 import pytest
 
-from bot.config import DrawConfig, ResignConfig, TakebackConfig
+from bot.config import DrawConfig, EngineConfig, ResignConfig, StrengthConfig, TakebackConfig
 from bot.games import incoming, rules
 from bot.games.memory import GameMemory
 from bot.games.plies import PlyNotes, Unsent
 from engine import ChosenMove
 from engine.board import PAWN
+from engine.levels import MIN_ELO, level_at
 from engine.timeman import Limits
+from engine.variety import Variety
 
 DRAWISH = DrawConfig(accept=True, offer=True, min_moves=30, max_score_pawns=0.25, consecutive=4)
 
@@ -200,3 +202,28 @@ def test_a_takeback_forgets_what_was_noted_at_the_plies_taken_back():
     kept = PlyNotes(moved_at=4, unsent=unsent_at(4), draw_answered=3, scored=[(4, 1)])
     kept.forget_from(5)
     assert (kept.moved_at, kept.sent, kept.draw_answered, kept.scores) == (4, (4, 4), 3, [1])
+
+
+# ---------------------------------------------------------------- strength
+
+
+@pytest.mark.parametrize(("humans", "bots", "is_bot", "rating", "expected"), [
+    ("full", "full", False, 1200, None),
+    ("rating", "full", False, 1200, 1100),          # offset -100
+    ("rating", "full", True, 1200, None),           # bots: full unless the owner says otherwise
+    ("rating", "rating", True, 1200, 1100),
+    ("fixed", "full", False, 2500, 1000),           # strength.elo 1000, whatever their rating
+    ("rating", "full", False, 300, MIN_ELO),        # kept within the ladder
+    ("rating", "full", False, 2400, None),          # above the ladder: full strength
+    ("rating", "full", False, None, None),          # no rating (an AI level): full strength
+])
+def test_the_level_follows_the_rule_for_people_or_bots(humans, bots, is_bot, rating, expected):
+    s = StrengthConfig(humans=humans, bots=bots, elo=1000, rating_offset=-100)
+    assert rules.level_elo(s, is_bot, rating) == expected
+
+
+def test_a_game_at_a_level_plays_the_level_and_at_full_strength_the_variety():
+    e = EngineConfig()
+    assert rules.engine_choice(e, 1000) == level_at(1000)
+    assert rules.engine_choice(e, None) == Variety(e.variety_cp, e.variety_until_move)
+    assert rules.engine_choice(EngineConfig(variety_cp=0), None) is None
