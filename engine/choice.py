@@ -6,7 +6,8 @@ nodes of every search (a strength level does) and may play another move than the
 after the search, the Engine takes its move back, scores the position's other moves that come within
 the choice's ``margin`` of the best (engine/rootscores.py: ``D()`` itself on each child, to the depth
 the search's last iteration gave them), lets the choice pick one, and plays that. The scoring takes
-at most EXTRA_SHARE of the search's time (at least MIN_EXTRA_MS) and never runs past its hard limit;
+at most EXTRA_SHARE of the time the move took on our clock (a ponder hit's: from the hit on; at least
+MIN_EXTRA_MS) and never runs past the search's hard limit;
 the move's ``detail`` says what was chosen, for the log.
 """
 
@@ -19,7 +20,9 @@ from typing import Protocol
 from engine.board import PAWN
 
 MATE_THRESHOLD = 8000 - 200   # a score beyond this is a mate (engine/uci.py): the search's move is played
-EXTRA_SHARE = 0.5
+# A quarter: at 1+1 a half gave a second to the scoring after a two-second search, time the clock
+# needs more than the choice does; a choice whose scoring is cut short chooses among those scored.
+EXTRA_SHARE = 0.25
 MIN_EXTRA_MS = 30.0
 
 

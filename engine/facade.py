@@ -439,11 +439,11 @@ class Engine:
                     moves.append((bd.move_text(self._board, move), score))
         return moves, nodes, complete
 
-    def _choose(self, result: ChosenMove) -> ChosenMove:
+    def _choose(self, result: ChosenMove, spent_ms: float | None = None) -> ChosenMove:
         """The search's move, or another the choice picks within its margin (engine/choice.py), played
         instead. The other root moves are scored after the search on the position before its move
-        (taken back and played again: the table is kept), for at most EXTRA_SHARE of the search's time
-        and never past its hard limit."""
+        (taken back and played again: the table is kept), for at most EXTRA_SHARE of the time the move
+        took on our clock (``spent_ms``; by default the search's) and never past its hard limit."""
         choice = self._choice
         if (choice is None or result.move is None or not result.scored or result.depth < 2
                 or self._stop_asked):
@@ -451,7 +451,8 @@ class Engine:
         if not choice.applies(self._board.fullmove_number - (self._board.turn == chess.WHITE), result.score):
             return result
         start = time.monotonic_ns()
-        deadline = start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * result.time_ms) * 1e6)
+        spent = result.time_ms if spent_ms is None else spent_ms
+        deadline = start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * spent) * 1e6)
         hard = int(self._g[G_DEADLINE])
         if hard:
             if hard <= start:
@@ -624,7 +625,7 @@ class Engine:
         self._ponder = None
         if state.error is not None:
             raise state.error
-        return self._choose(state.result)
+        return self._choose(state.result, spent_ms=(time.monotonic_ns() - origin) / 1e6)
 
     def ponder_miss(self) -> ChosenMove | None:
         """The opponent played another move: stop and put the game back as before ``ponder()``."""
