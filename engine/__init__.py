@@ -11,7 +11,7 @@ Public API (the bot, the UCI front-end and the tests use exactly this)::
     res = eng.think(limits=allocate(Clock(60_000, 1_000)))   # the time manager (engine/timeman.py)
     eng.expected_reply()                 # the reply the search expects (a legal UCI move) or None
     eng.table_line(8)                    # the line the table holds from here: the pv (engine/pv.py)
-    eng.set_choice(Variety(15, 15))      # any move within 15 cp, in moves 1-15 (engine/variety.py)
+    eng.set_choice(Variety(25, 15))      # any move within 25 cp, in moves 1-15 (engine/variety.py)
     eng.set_choice(level_at(1200))       # or a strength level (engine/levels.py); None: the search's move
     eng.ponder("e7e5"); eng.ponderhit(limits) or eng.ponder_miss()   # see engine/ponder.py
     eng.take_back(2)                     # the game without its last 2 moves; the table is kept

@@ -5,9 +5,10 @@ have in common (engine/variety.py, engine/levels.py).
 nodes of every search (a strength level does) and may play another move than the search's best:
 after the search, the Engine takes its move back, scores the position's other moves that come within
 the choice's ``margin`` of the best (engine/rootscores.py: ``D()`` itself on each child, to the depth
-the search's last iteration gave them), lets the choice pick one, and plays that. The scoring takes
-at most EXTRA_SHARE of the time the move took on our clock (a ponder hit's: from the hit on; at least
-MIN_EXTRA_MS) and never runs past the search's hard limit;
+the search's last iteration gave them), lets the choice pick one, and plays that. On a clock the
+scoring takes at most EXTRA_SHARE of the time the move took (a ponder hit's: from the hit on; at least
+MIN_EXTRA_MS) and never runs past the search's hard limit (a search without a clock scores without
+one, to the same depth);
 the move's ``detail`` says what was chosen, for the log.
 """
 

@@ -136,7 +136,7 @@ class Engine:
         self.helper_errors: list[BaseException] = []  # a helper that failed (the search went on without it)
         self._choice: RootChoice | None = None   # variety or a strength level (engine/choice.py)
         self._rng = random.Random()
-        self._extra_g = np.zeros(G_SIZE, dtype=np.int64)  # variety's searches' globals (stop() reaches it)
+        self._extra_g = np.zeros(G_SIZE, dtype=np.int64)  # root_scores' globals (stop() reaches them)
         self._stop_asked = False                 # stop() since the last search began
         self.new_game()
 
@@ -419,11 +419,12 @@ class Engine:
     def _node_cap(self) -> int | None:
         return None if self._choice is None else self._choice.node_cap
 
-    def root_scores(self, depth: int, floor: int, deadline_ns: int = 0,
-                    skip: str | None = None) -> tuple[list[tuple[str, int]], int, bool]:
+    def root_scores(self, depth: int, floor: int, deadline_ns: int = 0, skip: str | None = None,
+                    ceiling: int = I + 1) -> tuple[list[tuple[str, int]], int, bool]:
         """The legal moves of the current position that score above ``floor`` when each is searched to
         ``depth`` (the depth a root iteration gives its children: its own less one), with their exact
-        scores in the engine's units (engine/rootscores.py; ``D()`` itself, on this table). Returns
+        scores in the engine's units (engine/rootscores.py; ``D()`` itself, on this table; a score at or
+        above ``ceiling`` comes back as ``ceiling``). Returns
         (moves and scores, nodes, complete): ``complete`` False when ``deadline_ns``
         (``time.monotonic_ns()``, 0 = none) or ``stop()`` cut it short. ``skip``: a move not searched."""
         self._refuse_while_pondering()
@@ -431,7 +432,7 @@ class Engine:
             self._extra_g[G_STOP] = int(self._stop_asked)   # a stop that came after the last search
             scored, nodes, complete = score_children(
                 self._b, self._g, self._hash, self._words, self._extra_g, depth, floor, deadline_ns,
-                skip=None if skip is None else bd.parse_uci_squares(skip))
+                skip=None if skip is None else bd.parse_uci_squares(skip), ceiling=ceiling)
             moves = []
             for child, score in scored:
                 move = _legal_move(self._board, child.x, child.y)
@@ -442,8 +443,8 @@ class Engine:
     def _choose(self, result: ChosenMove, spent_ms: float | None = None) -> ChosenMove:
         """The search's move, or another the choice picks within its margin (engine/choice.py), played
         instead. The other root moves are scored after the search on the position before its move
-        (taken back and played again: the table is kept), for at most EXTRA_SHARE of the time the move
-        took on our clock (``spent_ms``; by default the search's) and never past its hard limit."""
+        (taken back and played again: the table is kept); on a clock for at most EXTRA_SHARE of the time
+        the move took (``spent_ms``; by default the search's) and never past its hard limit."""
         choice = self._choice
         if (choice is None or result.move is None or not result.scored or result.depth < 2
                 or self._stop_asked):
@@ -452,20 +453,23 @@ class Engine:
             return result
         start = time.monotonic_ns()
         spent = result.time_ms if spent_ms is None else spent_ms
-        deadline = start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * spent) * 1e6)
-        hard = int(self._g[G_DEADLINE])
+        # On a clock, a share of the move's time; a search bounded only by depth or nodes (a test, an
+        # analysis) scores to the same depth without a clock, so the same seed plays the same game.
+        hard, deadline = int(self._g[G_DEADLINE]), 0
         if hard:
             if hard <= start:
                 return result
-            deadline = min(deadline, hard)
+            deadline = min(start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * spent) * 1e6), hard)
         best = (result.move, result.score)
         self.take_back(1)
         floor = max(-I, result.score - choice.margin)
-        others, nodes, _ = self.root_scores(result.depth - 1, floor, deadline, skip=best[0])
+        # the ceiling just above the best: a move that scores as well is all a choice needs to know
+        others, nodes, complete = self.root_scores(result.depth - 1, floor, deadline, skip=best[0],
+                                                   ceiling=result.score + 1)
         chosen = choice.choose(best, others, self._rng)
         self.play(chosen[0])
         elapsed_ms = (time.monotonic_ns() - start) / 1e6
-        said = choice.describe(1 + len(others), chosen, best)
+        said = choice.describe(1 + len(others), chosen, best) + ("" if complete else ", time ran out")
         return dataclasses.replace(result, move=chosen[0], score=chosen[1], nodes=result.nodes + nodes,
                                    time_ms=result.time_ms + elapsed_ms, detail=f"{said}; {elapsed_ms:.0f} ms")
 

@@ -1,11 +1,15 @@
 """The scores of the root's other moves, from outside the search: for a choice among them.
 
 ``D()`` keeps only its best move; its other root moves fail low against it and leave an upper bound.
-To choose among the moves that score nearly as well (engine/variety.py), each root child is searched
+To choose among the moves that score nearly as well (engine/choice.py), each root child is searched
 again with ``D()`` itself, set up exactly as the root sets it up (``engine/rootsplit.py``, as the
 helpers of engine/smp.py do) and to the depth the root's last iteration gave its children, but with
-the window's lower edge at a ``floor``: a move whose score is above the floor comes back exact, one
-at or below it as a bound, and is left out. ``D()`` is unchanged; what these searches store is
+the root's window from a ``floor`` to a ``ceiling`` (just above the search's best): a move whose
+score is between comes back exact, one at or below the floor as a bound and is left out, one at or
+above the ceiling as a bound (it scores at least as well as the best). The narrower the window, the
+less each search costs. The children are searched most promising first, by the bound the main
+search left in each one's entry, so that when time runs out the moves left unscored are the ones
+least likely to be within the margin. ``D()`` is unchanged; what these searches store is
 ordinary inner-node entries on the game's table (``z = 0``: no move played, no draw lock written),
 which a child already refuted below the floor by the main search answers at once from its entry.
 
@@ -38,15 +42,16 @@ NO_LIMIT = 1 << 62
 
 
 def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.ndarray, work: np.ndarray,
-                   depth: int, floor: int, deadline_ns: int = 0,
-                   skip: tuple[int, int] | None = None) -> tuple[list[tuple[Child, int]], int, bool]:
+                   depth: int, floor: int, deadline_ns: int = 0, skip: tuple[int, int] | None = None,
+                   ceiling: int = I + 1) -> tuple[list[tuple[Child, int]], int, bool]:
     """Search each root child of the position ``b``/``g`` (the root's board and game-level globals
     before its search, ``g[G_K]`` the side that moved last) to ``depth`` with the floor ``floor``.
 
     ``work`` is the globals array the searches run on (G_SIZE long; a stop is ``work[G_STOP] = 1``
     from another thread). Returns (the children scoring above the floor with their exact root scores,
     nodes, complete): ``complete`` is False when ``deadline_ns`` (CLOCK_MONOTONIC ns, 0 = none) or a
-    stop cut the searches short; the children scored before that are exact all the same.
+    stop cut the searches short; the children scored before that are exact all the same. A child at
+    or above ``ceiling`` is given the score ``ceiling`` (a lower bound).
     ``skip``: the (x, y) of a move not to search (the search's own best, whose score is known).
     Pseudo-legal moves are searched as the root makes them; one that leaves the king in check scores
     about -I and never clears a floor above that.
@@ -56,9 +61,9 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
     board = np.empty_like(b)
     scored: list[tuple[Child, int]] = []
     nodes = 0
-    for child in root_children(b, g, words):
-        if skip is not None and (child.x, child.y) == skip:
-            continue
+    children = [c for c in root_children(b, g, words) if skip is None or (c.x, c.y) != skip]
+    children.sort(key=lambda c: promise(table, side, c), reverse=True)
+    for child in children:
         if work[G_STOP] != 0:
             return scored, nodes, False
         board[:] = child.b
@@ -70,10 +75,20 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
         work[G_MK] = I
         work[G_BUDGET] = NO_LIMIT
         work[G_DEADLINE] = deadline_ns
-        value = int(D(-I - 1, -floor, child.e, child.E, 0, depth, board, table, words, work))
+        value = int(D(-ceiling, -floor, child.e, child.E, 0, depth, board, table, words, work))
         nodes += int(work[G_N])
         if work[G_ABORT] != 0:
             return scored, nodes, False
         if -value > floor:
-            scored.append((child, -value))
+            scored.append((child, min(-value, ceiling)))
     return scored, nodes, True
+
+
+def promise(table: np.ndarray, side: int, child: Child) -> int:
+    """The root's score of ``child`` as its entry bounds it after the main search (-I: no entry), as
+    the root reads a child's entry: minus its value, the delayed-loss bonus added back."""
+    entry = table[(child.J + side * child.E) & (len(table) - 1)]
+    if int(entry["K"]) != child.Z:
+        return -I
+    value = int(entry["V"])
+    return -(value + int(value < child.e))

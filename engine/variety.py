@@ -21,7 +21,7 @@ from engine.board import PAWN
 from engine.choice import MATE_THRESHOLD, loss_cp
 
 MAX_MARGIN_CP = 100           # a setting's bound: a pawn's difference is no longer "nearly as good"
-DEFAULT_MARGIN_CP = 15
+DEFAULT_MARGIN_CP = 25   # 15 left 2 of 190 pairs of games alike (tools.variety_run, 2026-11-28)
 DEFAULT_UNTIL_MOVE = 15
 MAX_UNTIL_MOVE = 1000
 

@@ -17,7 +17,9 @@ import pytest
 
 from engine import Engine
 from engine.board import PAWN
-from engine.search import CHECK_EVERY, I
+from engine.rootscores import promise
+from engine.rootsplit import root_children
+from engine.search import CHECK_EVERY, G_K, I
 from engine.variety import Variety, describe, pick
 
 MIDDLEGAME = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9"
@@ -157,3 +159,14 @@ def test_variety_ends_at_its_move_and_says_what_it_chose() -> None:
     chosen = [d for d in details if " from the search's " in d]
     for d in chosen:
         assert d.split()[1] in moves
+
+
+def test_a_ceiling_caps_the_scores_and_the_search_s_move_is_the_most_promising() -> None:
+    eng, res = _searched(MIDDLEGAME, 6)
+    capped, _, _ = eng.root_scores(res.depth - 1, floor=res.score - PAWN, ceiling=res.score + 1)
+    assert capped and all(res.score - PAWN < score <= res.score + 1 for _, score in capped)
+    assert dict(capped)[res.move] == res.score              # inside the window: exact
+    side = int(eng._g[G_K]) ^ 24
+    children = root_children(eng._b, eng._g, eng._words)
+    best = max(promise(eng._hash, side, c) for c in children)
+    assert best == res.score           # the search's move's entry is exact, the rest below it
