@@ -360,9 +360,10 @@ class Game:
         """Set the engine to the game's strength (the same on every gameFull: its ratings are fixed)."""
         choice = rules.engine_choice(self.cfg.engine, level)
         assert self.engine is not None and self.position is not None
-        if self.engine.choice != choice:
-            self.position.stop_ponder()        # (never expected: a game's ratings and settings are fixed)
-            self.engine.set_choice(choice)
+        if self.engine.choice == choice:
+            return                             # a reopened stream's gameFull: nothing changes
+        self.position.stop_ponder()            # (never expected: a game's ratings and settings are fixed)
+        self.engine.set_choice(choice)
         if level is not None:
             log.info("game %s: playing at about %d (strength: %s)", self.id, level,
                      "bots" if self.info.opponent_is_bot else "humans")
