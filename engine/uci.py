@@ -5,10 +5,10 @@ Commands: ``uci``, ``debug on|off``, ``isready``, ``setoption name <N> [value <V
 nodes depth infinite]``, ``ponderhit``, ``stop``, ``quit``. Options: ``Hash``, ``Clear Hash``,
 ``Threads``, ``Move Overhead``, ``Ponder``, ``Time Horizon``, ``Time Soft Percent``, ``Time Adaptive``,
 ``OwnBook``, ``Book File``, ``SyzygyPath``, ``Variety``, ``Variety Until Move``, ``UCI_LimitStrength``,
-``UCI_Elo``, and those hosts set
-for themselves: ``UCI_ShowWDL``, ``MultiPV`` (1 only), ``UCI_AnalyseMode``, ``UCI_Chess960``,
-``UCI_Opponent``. Anything else (and any malformed command) is answered with ``info string ...`` and
-otherwise ignored: the engine never exits on bad input, only on ``quit`` or end of input.
+``UCI_Elo``, and those hosts set for themselves: ``UCI_ShowWDL``, ``MultiPV`` (1 only),
+``UCI_AnalyseMode``, ``UCI_Chess960``, ``UCI_Opponent``. Anything else (and any malformed command) is
+answered with ``info string ...`` and otherwise ignored: the engine never exits on bad input, only on
+``quit`` or end of input.
 
 Search and play in one call -> UCI
 ----------------------------------
@@ -94,8 +94,8 @@ N, -(8000-N)), so ``mate N`` is reported with ``N = 8000-|score|``. A final ``in
 nps ..`` line gives the search's totals (including the original's replay of iteration 3 that plays
 the move).
 
-Variety
--------
+Variety and strength levels
+---------------------------
 ``Variety`` (spin, centipawns, default 0: off) and ``Variety Until Move`` (default
 ``variety.DEFAULT_UNTIL_MOVE``): in the game's first moves, the move played is chosen among the root
 moves within that many centipawns of the search's best, the nearer the likelier (``engine/variety.py``;

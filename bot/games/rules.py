@@ -1,6 +1,6 @@
 """A game's decisions, as plain functions of plain data: draws, resignation, takebacks, the abort of a
-game the opponent never starts, the claim of a win from an opponent who left, a move's limits and the
-variety among nearly-best moves.
+game the opponent never starts, the claim of a win from an opponent who left, a move's limits, the
+variety among nearly-best moves and the strength level a challenger gets.
 
 The game's loop (bot/games/game.py) gathers the facts (its settings, our scores, the ply, the clocks)
 and acts on the answer (a request to the server, a deadline); nothing here needs a thread, a socket or a
