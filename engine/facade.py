@@ -26,6 +26,7 @@ from engine.ponder import LimitWatch, PonderState, release_root_lock
 from engine.pv import KeyState, table_line
 from engine.result import ChosenMove, EngineDesync, IllegalMove
 from engine.rootscores import score_children
+from engine.rootsplit import NO_LIMIT
 from engine.search import (
     G_ABORT,
     G_ARMED,
@@ -53,7 +54,6 @@ from engine.search import (
 from engine.smp import MAX_THREADS, HelperPool
 from engine.timeman import Limits
 
-NO_LIMIT = 1 << 62
 assert HASH_DTYPE.itemsize == ENTRY_BYTES  # engine/hashsize.py counts the table's bytes with it
 
 

@@ -22,23 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.rootsplit import Child, root_children
-from engine.search import (
-    G_ABORT,
-    G_ARMED,
-    G_BUDGET,
-    G_DEADLINE,
-    G_J,
-    G_K,
-    G_MK,
-    G_N,
-    G_STOP,
-    G_Z,
-    D,
-    I,
-)
-
-NO_LIMIT = 1 << 62
+from engine.rootsplit import Child, child_entry, root_children, root_view, search_child
+from engine.search import G_ABORT, G_BUDGET, G_DEADLINE, G_K, G_N, G_STOP, I
 
 
 def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.ndarray, work: np.ndarray,
@@ -58,6 +43,7 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
     """
     side = int(g[G_K]) ^ 24                     # the root's side to move: g[G_K] in its children's calls
     work[:G_BUDGET] = g[:G_BUDGET]
+    work[G_DEADLINE] = deadline_ns
     board = np.empty_like(b)
     scored: list[tuple[Child, int]] = []
     nodes = 0
@@ -66,16 +52,7 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
     for child in children:
         if work[G_STOP] != 0:
             return scored, nodes, False
-        board[:] = child.b
-        work[G_K] = side
-        work[G_J], work[G_Z] = child.J, child.Z
-        work[G_N] = 0
-        work[G_ABORT] = 0
-        work[G_ARMED] = 1                        # abort on the deadline or a stop from the first node
-        work[G_MK] = I
-        work[G_BUDGET] = NO_LIMIT
-        work[G_DEADLINE] = deadline_ns
-        value = int(D(-ceiling, -floor, child.e, child.E, 0, depth, board, table, words, work))
+        value = search_child(child, side, board, work, table, words, -ceiling, -floor, depth)
         nodes += int(work[G_N])
         if work[G_ABORT] != 0:
             return scored, nodes, False
@@ -87,8 +64,5 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
 def promise(table: np.ndarray, side: int, child: Child) -> int:
     """The root's score of ``child`` as its entry bounds it after the main search (-I: no entry), as
     the root reads a child's entry: minus its value, the delayed-loss bonus added back."""
-    entry = table[(child.J + side * child.E) & (len(table) - 1)]
-    if int(entry["K"]) != child.Z:
-        return -I
-    value = int(entry["V"])
-    return -(value + int(value < child.e))
+    entry = child_entry(table, side, child)
+    return -I if entry is None else root_view(int(entry["V"]), child)

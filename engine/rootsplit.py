@@ -1,4 +1,7 @@
-"""The root's children exactly as ``D()`` sets them up, for helpers that search them (engine/smp.py).
+"""The root's children exactly as ``D()`` sets them up, for the searches that take them from outside
+the root: the helper threads (engine/smp.py) and the scoring of the other root moves
+(engine/rootscores.py). Both search a child with ``search_child`` and read what the table holds for
+it with ``child_entry`` and ``root_view``.
 
 A helper thread (engine/smp.py) searches the main thread's second and later root moves, so that when
 the main thread's root reaches one of them the child's entry is already in the shared table. For the
@@ -23,7 +26,28 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.board import piece_key, wrap32
-from engine.search import G_J, G_K, G_O, G_Q, G_R, G_Z, C, M, S, o, w
+from engine.search import (
+    G_ABORT,
+    G_ARMED,
+    G_BUDGET,
+    G_J,
+    G_K,
+    G_MK,
+    G_N,
+    G_O,
+    G_Q,
+    G_R,
+    G_Z,
+    C,
+    D,
+    I,
+    M,
+    S,
+    o,
+    w,
+)
+
+NO_LIMIT = 1 << 62   # a node budget that never binds
 
 
 @dataclass(frozen=True)
@@ -144,3 +168,34 @@ def _child(b: list[int], mv: _Move, k: int, g: np.ndarray, words: np.ndarray) ->
     v += int(g[G_Q]) + i                           # new eval (the root's e is the game's Q)
     return Child(x=x, y=y, b=np.array(c, dtype=np.int8), J=J, Z=Z, E=F, e=-v)
 
+
+
+def search_child(child: Child, side: int, board: np.ndarray, g: np.ndarray, table: np.ndarray,
+                 words: np.ndarray, q: int, l: int, depth: int) -> int:
+    """``D()`` on ``child`` as the root calls it, with the window (``q``, ``l``) from the child's side,
+    on ``board`` and the globals ``g`` (a helper's or a scoring's own, their deadline already set);
+    ``side`` is the root's side to move. The search is armed from its first node, so a stop or the
+    deadline ends it within a few thousand nodes (then ``g[G_ABORT]`` is set and the value is void).
+    The root's score of the child is minus the value (the delayed-loss bonus is in it)."""
+    board[:] = child.b
+    g[G_K] = side
+    g[G_J], g[G_Z] = child.J, child.Z
+    g[G_N] = 0
+    g[G_ABORT] = 0
+    g[G_ARMED] = 1
+    g[G_MK] = I
+    g[G_BUDGET] = NO_LIMIT
+    return int(D(q, l, child.e, child.E, 0, depth, board, table, words, g))
+
+
+def child_entry(table: np.ndarray, side: int, child: Child) -> np.void | None:
+    """The table's entry of ``child``'s position (the slot D() computes on entry), or None when the
+    slot holds another position."""
+    entry = table[(child.J + side * child.E) & (len(table) - 1)]
+    return entry if int(entry["K"]) == child.Z else None
+
+
+def root_view(value: int, child: Child) -> int:
+    """The root's score of a child whose entry holds ``value``: minus it, the delayed-loss bonus added
+    back as D() adds it on return (``m += m < e``)."""
+    return -(value + int(value < child.e))

@@ -44,26 +44,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.rootsplit import Child, root_children
+from engine.rootsplit import Child, child_entry, root_children, root_view, search_child
 from engine.search import (
     G_ABORT,
-    G_ARMED,
-    G_BUDGET,
-    G_J,
     G_K,
     G_MAXD,
-    G_MK,
     G_N,
     G_NITER,
     G_STOP,
     G_TRACE,
-    G_Z,
-    D,
     I,
 )
 
 MAX_THREADS = max(64, os.cpu_count() or 1)  # UCI's Threads maximum: at least the machine's cores
-NO_LIMIT = 1 << 62
 IDLE_S = 0.0005  # a helper with nothing to search waits this long for the main thread's next iteration
 
 
@@ -129,18 +122,9 @@ class HelperPool:
                 if job is None:
                     time.sleep(IDLE_S)
                     continue
-                child = job.child
-                helper.b[:] = child.b
-                g[G_K] = work.side
-                g[G_J], g[G_Z] = child.J, child.Z
-                g[G_N] = 0
-                g[G_ABORT] = 0
-                g[G_ARMED] = 1                         # abort on stop/deadline from the first node
-                g[G_MK] = I
-                g[G_BUDGET] = NO_LIMIT
                 # As the root calls a child, D(-l, -V, -v, F, 0, d-1), with l = I + 1 (its full window)
                 # and V the root's best score so far as far as it is known (RootSplit._upper).
-                D(-I - 1, job.upper, child.e, child.E, 0, job.depth, helper.b, table, words, g)
+                search_child(job.child, work.side, helper.b, g, table, words, -I - 1, job.upper, job.depth)
                 helper.nodes += int(g[G_N])
                 if g[G_ABORT] != 0:
                     break
@@ -224,11 +208,9 @@ class RootSplit:
         count = int(main_g[G_NITER])
         alpha = int(main_g[G_TRACE + 5 * (count - 1) + 2])
         if best is not None and iteration == done + 1:
-            entry = table[(best.J + self.side * best.E) & (len(table) - 1)]
-            exact = int(entry["X"]) & 0x88 == 0x88
-            if int(entry["K"]) == best.Z and int(entry["D"]) >= iteration - 1 and exact:
-                score = int(entry["V"])
-                alpha = -(score + int(score < best.e))    # the root's score of its first move
+            entry = child_entry(table, self.side, best)
+            if entry is not None and int(entry["D"]) >= iteration - 1 and int(entry["X"]) & 0x88 == 0x88:
+                alpha = root_view(int(entry["V"]), best)  # exact: the root's score of its first move
         return max(-I, min(I, -alpha))
 
 

@@ -26,8 +26,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import chess.pgn
-
 from engine.levels import LADDER
 from tools import match
 
@@ -93,18 +91,12 @@ def match_args(p: Pairing, games: int, tc: str, pgn: Path, resume: bool) -> list
     return args + (["--resume"] if resume else [])
 
 
-def score(pgn: Path, engine1: str) -> tuple[int, int, int]:
-    """(wins, losses, draws) of ``engine1`` in a match's PGN."""
-    wins = losses = draws = 0
-    with pgn.open() as f:
-        while (game := chess.pgn.read_game(f)) is not None:
-            result, white = game.headers["Result"], game.headers["White"] == engine1
-            if result == "1/2-1/2":
-                draws += 1
-            elif (result == "1-0") == white:
-                wins += 1
-            elif result in ("1-0", "0-1"):
-                losses += 1
+def score(pgn: Path, tc: str, games: int) -> tuple[int, int, int]:
+    """(wins, losses, draws) of engine 1 in a match's PGN, read as the match tool reads it on --resume."""
+    limits = match.Limits()
+    limits.base, limits.inc = match.parse_tc(tc)
+    results = list(match.finished_games(pgn, limits, games).values())
+    wins, losses, draws, _ = match.summarize(results, ["", ""])
     return wins, losses, draws
 
 
@@ -118,7 +110,7 @@ def run(rungs: list[int], games: int, tc: str, out: Path, resume: bool) -> int:
         code = match.main(match_args(p, games, tc, pgn, resume))
         if code != 0:
             return code
-        wins, losses, draws = score(pgn, f"umax-level-{p.rung}")
+        wins, losses, draws = score(pgn, tc, games)
         n = wins + losses + draws
         diff, margin = match.elo_with_margin(wins, losses, draws)
         m = measured(p, diff, margin, known)

@@ -13,8 +13,8 @@ by the opponent once the bot has made `--moves` moves.
 
 It prints, for each line: the pairs of games alike through the bot's first `--moves` moves (of
 games*(games-1)/2), the distinct games, how many of the bot's moves came from the book and how many
-chose another move than the search's (variety), and the bot's mean time a move over the searched moves
-(the sandbox's measure: from the bot's turn starting to its move arriving). Exit code 0 when the
+chose another move than the search's (variety), the mean time of a searched move and, of that, the
+time variety's scoring took (mean and median), both from the bot's log lines. Exit code 0 when the
 default line has fewer alike pairs than variety-off (when both ran).
 """
 
