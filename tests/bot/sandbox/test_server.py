@@ -522,8 +522,9 @@ def _next_state(gs: Reader) -> dict:
 
 def test_takeback_proposed_on_the_proposers_turn_undoes_two_plies(sb, client):
     # lila Takebacker.yes: proposed on the opponent's own turn (after our move), the accept undoes our
-    # move and its own before it; the shorter game comes as a gameState, with lila's chat line.
-    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "takeback", "d7d5"]), bot_color="white")
+    # move and its own before it; the shorter game comes as a gameState, with lila's chat line. The
+    # opponent waits before its next move: a move would end its proposal before the accept arrives.
+    gid = sb.start_game(opponent=ScriptedOpponent(["e7e5", "takeback", "wait:3", "d7d5"]), bot_color="white")
     gs, _ = _game_stream(client, gid)
     client.bots.make_move(gid, "e2e4")
     assert sb.wait_moves(gid, 2, 3)
