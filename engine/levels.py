@@ -10,9 +10,9 @@ game. ``D()`` is unchanged; a level changes two things around it:
   almost never at a high one. The weights are relative to the best move, so a level in a lost position
   still plays the moves that hold out longest, as a weak player fighting on would, not random ones.
 
-The ladder's rungs are set by hand and measured: each rung's ``elo`` is its strength on Stockfish
-15.1's ``UCI_Elo`` scale at 10+0.1 as calibrated by tools/levels_calibrate.py (docs/PERFORMANCE.md,
-"Strength levels"). ``level_at(elo)`` interpolates between the rungs (nodes geometrically, the
+The ladder's rungs are set by hand; each rung's ``elo`` is meant as its strength on Stockfish 15.1's
+``UCI_Elo`` scale at 10+0.1, which tools/levels_calibrate.py measures (docs/PERFORMANCE.md, "Strength
+levels", says whether that has been done and what it found). ``level_at(elo)`` interpolates between the rungs (nodes geometrically, the
 temperature linearly) and answers None (full strength) at the top rung's label and above.
 """
 
@@ -70,8 +70,8 @@ def pick_at(temperature_cp: int, best: tuple[str, int], others: Sequence[tuple[s
     return rng.choices(choices, weights=weights)[0]
 
 
-# The ladder: (label, nodes a move, temperature in cp), weakest first. The labels are the calibration's
-# measured Elo (docs/PERFORMANCE.md "Strength levels"); the top rung's label is full strength's.
+# The ladder: (label, nodes a move, temperature in cp), weakest first. The labels are estimates until
+# the calibration measures them (docs/PERFORMANCE.md "Strength levels"); the top rung's is full strength's.
 LADDER: tuple[Level, ...] = (
     Level(600, 40, 160),
     Level(800, 100, 110),
