@@ -110,8 +110,8 @@ class EngineConfig:
                         "Split between the games: each of challenge.concurrency games gets threads / "
                         "concurrency (at least 1); a correspondence visit uses 1", lo=0, hi=MAX_THREADS)
     variety_cp: int = _opt(DEFAULT_MARGIN_CP, "in a game's first moves, play any move the search scores "
-                           "within this many centipawns of its best, the nearer the likelier, so that games "
-                           "do not repeat beyond the book; 0 = always the best", lo=0, hi=MAX_MARGIN_CP)
+                           "within this many centipawns of its best, each as likely as the best, so that "
+                           "games do not repeat beyond the book; 0 = always the best", lo=0, hi=MAX_MARGIN_CP)
     variety_until_move: int = _opt(DEFAULT_UNTIL_MOVE, "the last move number at which variety_cp applies; "
                                    "later moves are the search's best", lo=0, hi=MAX_UNTIL_MOVE)
 

@@ -6,9 +6,7 @@ nodes of every search (a strength level does) and may play another move than the
 after the search, the Engine takes its move back, scores the position's other moves that come within
 the choice's ``margin`` of the best (engine/rootscores.py: ``D()`` itself on each child, to the depth
 the search's last iteration gave them), lets the choice pick one, and plays that. On a clock the
-scoring takes at most EXTRA_SHARE of the time the move took (a ponder hit's: from the hit on; at least
-MIN_EXTRA_MS) and never runs past the search's hard limit (a search without a clock scores without
-one, to the same depth);
+scoring ends by ``scoring_deadline`` (a search without a clock scores without one, to the same depth);
 the move's ``detail`` says what was chosen, for the log.
 """
 
@@ -21,10 +19,25 @@ from typing import Protocol
 from engine.board import PAWN
 
 MATE_THRESHOLD = 8000 - 200   # a score beyond this is a mate (engine/uci.py): the search's move is played
-# A quarter: at 1+1 a half gave a second to the scoring after a two-second search, time the clock
-# needs more than the choice does; a choice whose scoring is cut short chooses among those scored.
-EXTRA_SHARE = 0.25
+# A half: at a quarter, 94 of 120 scorings at 1+1 ran out of time (tools.variety_run, 2026-11-28), and
+# counted in nodes (depth 8, 42 positions of real games) a quarter of the search's nodes found a move
+# within 25 cp in 27 positions, a half in 31, the search's whole again in 34. A choice whose scoring
+# is cut short chooses among the moves scored.
+EXTRA_SHARE = 0.5
 MIN_EXTRA_MS = 30.0
+
+
+def scoring_deadline(start_ns: int, effort_ms: float, hard_ns: int, soft_end_ns: int = 0) -> int:
+    """When the scoring that starts at ``start_ns`` must end (``time.monotonic_ns()`` values): after
+    EXTRA_SHARE of the search's whole effort (``effort_ms``, a ponder search's time on the opponent's
+    clock included: against someone who thinks, most moves are ponder hits), at least MIN_EXTRA_MS; never
+    past the search's hard limit, nor past ``soft_end_ns`` when given (a ponder hit's soft limit, counted
+    from the hit: the move then takes no longer than a search of its own would have), unless that
+    leaves less than MIN_EXTRA_MS."""
+    deadline = start_ns + int(max(MIN_EXTRA_MS, EXTRA_SHARE * effort_ms) * 1e6)
+    if soft_end_ns:
+        deadline = min(deadline, max(soft_end_ns, start_ns + int(MIN_EXTRA_MS * 1e6)))
+    return min(deadline, hard_ns)
 
 
 class RootChoice(Protocol):

@@ -19,7 +19,7 @@ import chess
 import numpy as np
 
 from engine import board as bd
-from engine.choice import EXTRA_SHARE, MIN_EXTRA_MS, RootChoice
+from engine.choice import RootChoice, scoring_deadline
 from engine.hashsize import ENTRY_BYTES, check_bits
 from engine.keys import key_words
 from engine.ponder import LimitWatch, PonderState, release_root_lock
@@ -440,11 +440,11 @@ class Engine:
                     moves.append((bd.move_text(self._board, move), score))
         return moves, nodes, complete
 
-    def _choose(self, result: ChosenMove, spent_ms: float | None = None) -> ChosenMove:
+    def _choose(self, result: ChosenMove, soft_end_ns: int = 0) -> ChosenMove:
         """The search's move, or another the choice picks within its margin (engine/choice.py), played
         instead. The other root moves are scored after the search on the position before its move
-        (taken back and played again: the table is kept); on a clock for at most EXTRA_SHARE of the time
-        the move took (``spent_ms``; by default the search's) and never past its hard limit."""
+        (taken back and played again: the table is kept); on a clock until ``scoring_deadline`` (a
+        ponder hit's ``soft_end_ns``: its soft limit counted from the hit)."""
         choice = self._choice
         if (choice is None or result.move is None or not result.scored or result.depth < 2
                 or self._stop_asked):
@@ -452,14 +452,13 @@ class Engine:
         if not choice.applies(self._board.fullmove_number - (self._board.turn == chess.WHITE), result.score):
             return result
         start = time.monotonic_ns()
-        spent = result.time_ms if spent_ms is None else spent_ms
-        # On a clock, a share of the move's time; a search bounded only by depth or nodes (a test, an
+        # On a clock, a share of the search's time; a search bounded only by depth or nodes (a test, an
         # analysis) scores to the same depth without a clock, so the same seed plays the same game.
         hard, deadline = int(self._g[G_DEADLINE]), 0
         if hard:
             if hard <= start:
                 return result
-            deadline = min(start + int(max(MIN_EXTRA_MS, EXTRA_SHARE * spent) * 1e6), hard)
+            deadline = scoring_deadline(start, result.time_ms, hard, soft_end_ns)
         best = (result.move, result.score)
         self.take_back(1)
         floor = max(-I, result.score - choice.margin)
@@ -629,7 +628,9 @@ class Engine:
         self._ponder = None
         if state.error is not None:
             raise state.error
-        return self._choose(state.result, spent_ms=(time.monotonic_ns() - origin) / 1e6)
+        # the scoring's share is of the whole search, the ponder's part included, within the soft limit
+        soft_end = 0 if limits.soft_ms is None else origin + int(limits.soft_ms * 1e6)
+        return self._choose(state.result, soft_end_ns=soft_end)
 
     def ponder_miss(self) -> ChosenMove | None:
         """The opponent played another move: stop and put the game back as before ``ponder()``."""

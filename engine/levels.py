@@ -12,8 +12,9 @@ game. ``D()`` is unchanged; a level changes two things around it:
 
 The ladder's rungs are set by hand; each rung's ``elo`` is meant as its strength on Stockfish 15.1's
 ``UCI_Elo`` scale at 10+0.1, which tools/levels_calibrate.py measures (docs/PERFORMANCE.md, "Strength
-levels", says whether that has been done and what it found). ``level_at(elo)`` interpolates between the rungs (nodes geometrically, the
-temperature linearly) and answers None (full strength) at the top rung's label and above.
+levels", says whether that has been done and what it found). ``level_at(elo)`` interpolates between
+the rungs (nodes geometrically, the temperature linearly) and answers None (full strength) at the top
+rung's label and above.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ Variety and strength levels
 ---------------------------
 ``Variety`` (spin, centipawns, default 0: off) and ``Variety Until Move`` (default
 ``variety.DEFAULT_UNTIL_MOVE``): in the game's first moves, the move played is chosen among the root
-moves within that many centipawns of the search's best, the nearer the likelier (``engine/variety.py``;
+moves within that many centipawns of the search's best, each as likely as the best (``engine/variety.py``;
 the bot's ``engine.variety_cp``). Off by default here: a GUI or an analysis expects one answer to one
 position. The choice is said with ``info string variety: ...``.
 
