@@ -420,19 +420,21 @@ class Engine:
         return None if self._choice is None else self._choice.node_cap
 
     def root_scores(self, depth: int, floor: int, deadline_ns: int = 0, skip: str | None = None,
-                    ceiling: int = I + 1) -> tuple[list[tuple[str, int]], int, bool]:
+                    ceiling: int = I + 1, node_budget: int = 0) -> tuple[list[tuple[str, int]], int, bool]:
         """The legal moves of the current position that score above ``floor`` when each is searched to
         ``depth`` (the depth a root iteration gives its children: its own less one), with their exact
         scores in the engine's units (engine/rootscores.py; ``D()`` itself, on this table; a score at or
         above ``ceiling`` comes back as ``ceiling``). Returns
         (moves and scores, nodes, complete): ``complete`` False when ``deadline_ns``
-        (``time.monotonic_ns()``, 0 = none) or ``stop()`` cut it short. ``skip``: a move not searched."""
+        (``time.monotonic_ns()``, 0 = none), ``stop()`` or ``node_budget`` (0 = none; no child is
+        started past it) cut it short. ``skip``: a move not searched."""
         self._refuse_while_pondering()
         with self._lock:
             self._extra_g[G_STOP] = int(self._stop_asked)   # a stop that came after the last search
             scored, nodes, complete = score_children(
                 self._b, self._g, self._hash, self._words, self._extra_g, depth, floor, deadline_ns,
-                skip=None if skip is None else bd.parse_uci_squares(skip), ceiling=ceiling)
+                skip=None if skip is None else bd.parse_uci_squares(skip), ceiling=ceiling,
+                node_budget=node_budget)
             moves = []
             for child, score in scored:
                 move = _legal_move(self._board, child.x, child.y)

@@ -28,14 +28,16 @@ from engine.search import G_ABORT, G_BUDGET, G_DEADLINE, G_K, G_N, G_STOP, I
 
 def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.ndarray, work: np.ndarray,
                    depth: int, floor: int, deadline_ns: int = 0, skip: tuple[int, int] | None = None,
-                   ceiling: int = I + 1) -> tuple[list[tuple[Child, int]], int, bool]:
+                   ceiling: int = I + 1, node_budget: int = 0) -> tuple[list[tuple[Child, int]], int, bool]:
     """Search each root child of the position ``b``/``g`` (the root's board and game-level globals
     before its search, ``g[G_K]`` the side that moved last) to ``depth`` with the floor ``floor``.
 
     ``work`` is the globals array the searches run on (G_SIZE long; a stop is ``work[G_STOP] = 1``
     from another thread). Returns (the children scoring above the floor with their exact root scores,
-    nodes, complete): ``complete`` is False when ``deadline_ns`` (CLOCK_MONOTONIC ns, 0 = none) or a
-    stop cut the searches short; the children scored before that are exact all the same. A child at
+    nodes, complete): ``complete`` is False when ``deadline_ns`` (CLOCK_MONOTONIC ns, 0 = none), a
+    stop, or ``node_budget`` (0 = none; counted between children: no child starts once the scoring
+    has searched that many nodes) cut the searches short; the children scored before that are exact
+    all the same. A child at
     or above ``ceiling`` is given the score ``ceiling`` (a lower bound).
     ``skip``: the (x, y) of a move not to search (the search's own best, whose score is known).
     Pseudo-legal moves are searched as the root makes them; one that leaves the king in check scores
@@ -50,7 +52,7 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
     children = [c for c in root_children(b, g, words) if skip is None or (c.x, c.y) != skip]
     children.sort(key=lambda c: promise(table, side, c), reverse=True)
     for child in children:
-        if work[G_STOP] != 0:
+        if work[G_STOP] != 0 or 0 < node_budget <= nodes:
             return scored, nodes, False
         value = search_child(child, side, board, work, table, words, -ceiling, -floor, depth)
         nodes += int(work[G_N])
