@@ -426,8 +426,8 @@ class Engine:
         scores in the engine's units (engine/rootscores.py; ``D()`` itself, on this table; a score at or
         above ``ceiling`` comes back as ``ceiling``). Returns
         (moves and scores, nodes, complete): ``complete`` False when ``deadline_ns``
-        (``time.monotonic_ns()``, 0 = none), ``stop()`` or ``node_budget`` (0 = none; no child is
-        started past it) cut it short. ``skip``: a move not searched."""
+        (``time.monotonic_ns()``, 0 = none), ``stop()`` or ``node_budget`` (0 = none; a child whose
+        search ends past it is left out) cut it short. ``skip``: a move not searched."""
         self._refuse_while_pondering()
         with self._lock:
             self._extra_g[G_STOP] = int(self._stop_asked)   # a stop that came after the last search

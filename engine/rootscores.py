@@ -35,9 +35,9 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
     ``work`` is the globals array the searches run on (G_SIZE long; a stop is ``work[G_STOP] = 1``
     from another thread). Returns (the children scoring above the floor with their exact root scores,
     nodes, complete): ``complete`` is False when ``deadline_ns`` (CLOCK_MONOTONIC ns, 0 = none), a
-    stop, or ``node_budget`` (0 = none; counted between children: no child starts once the scoring
-    has searched that many nodes) cut the searches short; the children scored before that are exact
-    all the same. A child at
+    stop, or ``node_budget`` (0 = none; a child whose search ends past it is left out and the scoring
+    ends, as the deadline would have cut it: tools/scoring_reach.py counts the reach in nodes) cut the
+    searches short; the children scored before that are exact all the same. A child at
     or above ``ceiling`` is given the score ``ceiling`` (a lower bound).
     ``skip``: the (x, y) of a move not to search (the search's own best, whose score is known).
     Pseudo-legal moves are searched as the root makes them; one that leaves the king in check scores
@@ -52,11 +52,11 @@ def score_children(b: np.ndarray, g: np.ndarray, table: np.ndarray, words: np.nd
     children = [c for c in root_children(b, g, words) if skip is None or (c.x, c.y) != skip]
     children.sort(key=lambda c: promise(table, side, c), reverse=True)
     for child in children:
-        if work[G_STOP] != 0 or 0 < node_budget <= nodes:
+        if work[G_STOP] != 0:
             return scored, nodes, False
         value = search_child(child, side, board, work, table, words, -ceiling, -floor, depth)
         nodes += int(work[G_N])
-        if work[G_ABORT] != 0:
+        if work[G_ABORT] != 0 or 0 < node_budget < nodes:
             return scored, nodes, False
         if -value > floor:
             scored.append((child, min(-value, ceiling)))

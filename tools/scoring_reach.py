@@ -8,8 +8,9 @@ share of the search's (engine/choice.py, EXTRA_SHARE). This counts in nodes, not
 same figures on any machine, busy or not: from each of the match tool's balanced openings the engine
 plays ``--plies`` moves itself, searching each position to ``--depth``; after each search the position's
 other moves are scored (the search's move taken back, the table as the search left it) once with a node
-budget of each share of the search's nodes, and once whole, each time from the same table. It prints,
-per share, the positions where a move within the margin was found and the moves found.
+budget of each share of the search's nodes (a move counts only if its own search ended within the
+budget, as on a clock the deadline would have cut it), and once whole, each time from the same table.
+It prints, per share, the positions where a move within the margin was found and the moves found.
 """
 
 from __future__ import annotations
