@@ -19,10 +19,10 @@ from typing import Protocol
 from engine.board import PAWN
 
 MATE_THRESHOLD = 8000 - 200   # a score beyond this is a mate (engine/uci.py): the search's move is played
-# A half: at a quarter, 94 of 120 scorings at 1+1 ran out of time (tools.variety_run, 2026-11-28), and
-# counted in nodes (depth 8, 42 positions of real games) a quarter of the search's nodes found a move
-# within 25 cp in 27 positions, a half in 31, the search's whole again in 34 (a whole scoring in 36).
-# A choice whose scoring is cut short chooses among the moves scored.
+# A half: at a quarter, 94 of 120 scorings at 1+1 ran out of time (tools.variety_run, 2026-11-28); in
+# nodes (tools.scoring_reach, depth 8) a quarter of the search's found a move within 25 cp in 55 of 84
+# positions, a half in 68, the search's whole again in 73 (no limit: 80). A choice whose scoring is cut
+# short chooses among the moves scored.
 EXTRA_SHARE = 0.5
 MIN_EXTRA_MS = 30.0
 
