@@ -27,16 +27,23 @@ EXTRA_SHARE = 0.5
 MIN_EXTRA_MS = 30.0
 
 
-def scoring_deadline(start_ns: int, effort_ms: float, hard_ns: int, soft_end_ns: int = 0) -> int:
+def scoring_deadline(start_ns: int, effort_ms: float, hard_ns: int, hit_ns: int = 0,
+                     soft_ms: float | None = None) -> int:
     """When the scoring that starts at ``start_ns`` must end (``time.monotonic_ns()`` values): after
-    EXTRA_SHARE of the search's whole effort (``effort_ms``, a ponder search's time on the opponent's
-    clock included: against someone who thinks, most moves are ponder hits), at least MIN_EXTRA_MS; never
-    past the search's hard limit, nor past ``soft_end_ns`` when given (a ponder hit's soft limit, counted
-    from the hit: the move then takes no longer than a search of its own would have), unless that
-    leaves less than MIN_EXTRA_MS."""
-    deadline = start_ns + int(max(MIN_EXTRA_MS, EXTRA_SHARE * effort_ms) * 1e6)
-    if soft_end_ns:
-        deadline = min(deadline, max(soft_end_ns, start_ns + int(MIN_EXTRA_MS * 1e6)))
+    EXTRA_SHARE of the search's whole effort (``effort_ms``), at least MIN_EXTRA_MS, never past the
+    search's hard limit. After a ponder hit (at ``hit_ns``; against someone who thinks, most moves are
+    hits) the effort includes the ponder's time on the opponent's clock, so the scoring is held to the
+    larger of what a search of its own would get (the share of the time since the hit) and the rest of
+    the move's soft limit (``soft_ms`` from the hit): the move takes no longer than a search without the
+    ponder would have."""
+    ns = 1_000_000
+    deadline = start_ns + int(max(MIN_EXTRA_MS, EXTRA_SHARE * effort_ms) * ns)
+    if hit_ns:
+        own_ms = (start_ns - hit_ns) / ns
+        cap = start_ns + int(max(MIN_EXTRA_MS, EXTRA_SHARE * own_ms) * ns)
+        if soft_ms is not None:
+            cap = max(cap, hit_ns + int(soft_ms * ns))
+        deadline = min(deadline, cap)
     return min(deadline, hard_ns)
 
 

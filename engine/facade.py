@@ -442,11 +442,11 @@ class Engine:
                     moves.append((bd.move_text(self._board, move), score))
         return moves, nodes, complete
 
-    def _choose(self, result: ChosenMove, soft_end_ns: int = 0) -> ChosenMove:
+    def _choose(self, result: ChosenMove, hit_ns: int = 0, soft_ms: float | None = None) -> ChosenMove:
         """The search's move, or another the choice picks within its margin (engine/choice.py), played
         instead. The other root moves are scored after the search on the position before its move
-        (taken back and played again: the table is kept); on a clock until ``scoring_deadline`` (a
-        ponder hit's ``soft_end_ns``: its soft limit counted from the hit)."""
+        (taken back and played again: the table is kept); on a clock until ``scoring_deadline`` (after
+        a ponder hit at ``hit_ns``, with the move's soft limit ``soft_ms`` counted from it)."""
         choice = self._choice
         if (choice is None or result.move is None or not result.scored or result.depth < 2
                 or self._stop_asked):
@@ -460,7 +460,7 @@ class Engine:
         if hard:
             if hard <= start:
                 return result
-            deadline = scoring_deadline(start, result.time_ms, hard, soft_end_ns)
+            deadline = scoring_deadline(start, result.time_ms, hard, hit_ns, soft_ms)
         best = (result.move, result.score)
         self.take_back(1)
         floor = max(-I, result.score - choice.margin)
@@ -630,9 +630,7 @@ class Engine:
         self._ponder = None
         if state.error is not None:
             raise state.error
-        # the scoring's share is of the whole search, the ponder's part included, within the soft limit
-        soft_end = 0 if limits.soft_ms is None else origin + int(limits.soft_ms * 1e6)
-        return self._choose(state.result, soft_end_ns=soft_end)
+        return self._choose(state.result, hit_ns=origin, soft_ms=limits.soft_ms)
 
     def ponder_miss(self) -> ChosenMove | None:
         """The opponent played another move: stop and put the game back as before ``ponder()``."""

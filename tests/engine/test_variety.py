@@ -185,15 +185,20 @@ def test_a_ceiling_caps_the_scores_and_the_search_s_move_is_the_most_promising()
 # ---------------------------------------------------------------- the scoring's time
 
 
-def test_the_scoring_gets_half_the_search_and_never_passes_the_hard_or_a_ponder_hits_soft_limit() -> None:
+def test_the_scoring_gets_half_the_search_and_after_a_ponder_hit_no_more_than_its_own_move_would() -> None:
     ms = 1_000_000
     start, far = 10_000 * ms, 10**15
     assert scoring_deadline(start, 2_000.0, far) == start + 1_000 * ms            # half of a 2 s search
     assert scoring_deadline(start, 10.0, far) == start + 30 * ms                  # at least 30 ms
     assert scoring_deadline(start, 2_000.0, start + 400 * ms) == start + 400 * ms  # the hard limit first
-    # a ponder hit: 9 s of search, most of it on the opponent's clock; the move's soft limit from the hit
-    # ends 700 ms after the scoring starts: the scoring ends there, not 4.5 s later
-    assert scoring_deadline(start, 9_000.0, far, soft_end_ns=start + 700 * ms) == start + 700 * ms
-    # a hit past its soft limit already: the 30 ms all the same, still within the hard limit
-    assert scoring_deadline(start, 9_000.0, far, soft_end_ns=start - 5 * ms) == start + 30 * ms
-    assert scoring_deadline(start, 9_000.0, start + 10 * ms, soft_end_ns=start - 5 * ms) == start + 10 * ms
+    # a hit 300 ms before the scoring, after 8.7 s of pondering on the opponent's clock; the move's soft
+    # limit 1 s from the hit: the scoring ends there (700 ms), not 4.5 s later
+    hit = start - 300 * ms
+    assert scoring_deadline(start, 9_000.0, far, hit_ns=hit, soft_ms=1_000.0) == start + 700 * ms
+    # a hit whose search ran 2 s past it and past its soft limit: half of its own 2 s, as without the ponder
+    hit = start - 2_000 * ms
+    assert scoring_deadline(start, 2_100.0, far, hit_ns=hit, soft_ms=1_500.0) == start + 1_000 * ms
+    # no soft limit (a movetime): the share of its own time; never under 30 ms, never past the hard limit
+    assert scoring_deadline(start, 9_000.0, far, hit_ns=start - 100 * ms) == start + 50 * ms
+    assert scoring_deadline(start, 9_000.0, far, hit_ns=start - 1 * ms) == start + 30 * ms
+    assert scoring_deadline(start, 9_000.0, start + 10 * ms, hit_ns=start - 1 * ms) == start + 10 * ms
