@@ -9,7 +9,9 @@ balanced openings, each with both colours:
 
 * a rung labelled at or above Stockfish's lowest ``UCI_Elo`` (1350 in 15.1) against Stockfish at its
   own label (``Threads 1``, ``Hash 16``): its measured Elo is the label plus the match's difference;
-* a rung below that against the rung above it (umax against umax), measured from that rung's
+* a rung at most MAX_GAP below that against Stockfish at 1350: a score near 10 % still measures to
+  about +-75 Elo in 200 games, closer than a chain of two links through the rungs above;
+* a rung further down against the rung above it (umax against umax), measured from that rung's
   measured Elo (and its margin added: the chain's margins add up as independent errors do).
 
 The rungs are played from the top down, so each chained rung finds the one above measured. The table
@@ -31,6 +33,7 @@ from tools import match
 
 STOCKFISH = "/usr/games/stockfish"
 STOCKFISH_MIN_ELO = 1350          # Stockfish 15.1's UCI_Elo minimum
+MAX_GAP = 400                     # how far below that a rung still plays Stockfish (a score above ~9 %)
 UMAX = "python -m engine uci"
 
 
@@ -49,11 +52,14 @@ class Pairing:
 
 def plan(rungs: list[int], labels: list[int]) -> list[Pairing]:
     """The matches for ``rungs`` (of the ladder's ``labels``), top down: a rung Stockfish can meet at
-    its own label plays Stockfish there; one below plays the next rung of the ladder above it."""
+    its own label plays Stockfish there; one at most MAX_GAP below Stockfish's lowest plays it at its
+    lowest; one further down plays the next rung of the ladder above it."""
     pairings = []
     for rung in sorted(rungs, reverse=True):
         if rung >= STOCKFISH_MIN_ELO:
             pairings.append(Pairing(rung, rung, True))
+        elif STOCKFISH_MIN_ELO - rung <= MAX_GAP:
+            pairings.append(Pairing(rung, STOCKFISH_MIN_ELO, True))
         else:
             above = min(label for label in labels if label > rung)
             pairings.append(Pairing(rung, above, False))
