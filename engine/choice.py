@@ -25,6 +25,7 @@ MATE_THRESHOLD = 8000 - 200   # a score beyond this is a mate (engine/uci.py): t
 # short chooses among the moves scored.
 EXTRA_SHARE = 0.5
 MIN_EXTRA_MS = 30.0
+NS_PER_MS = 1_000_000
 
 
 def scoring_deadline(start_ns: int, effort_ms: float, hard_ns: int, hit_ns: int = 0,
@@ -36,13 +37,14 @@ def scoring_deadline(start_ns: int, effort_ms: float, hard_ns: int, hit_ns: int 
     larger of what a search of its own would get (the share of the time since the hit) and the rest of
     the move's soft limit (``soft_ms`` from the hit): the move takes no longer than a search without the
     ponder would have."""
-    ns = 1_000_000
-    deadline = start_ns + int(max(MIN_EXTRA_MS, EXTRA_SHARE * effort_ms) * ns)
+    def share_ns(ms: float) -> int:
+        return int(max(MIN_EXTRA_MS, EXTRA_SHARE * ms) * NS_PER_MS)
+
+    deadline = start_ns + share_ns(effort_ms)
     if hit_ns:
-        own_ms = (start_ns - hit_ns) / ns
-        cap = start_ns + int(max(MIN_EXTRA_MS, EXTRA_SHARE * own_ms) * ns)
+        cap = start_ns + share_ns((start_ns - hit_ns) / NS_PER_MS)
         if soft_ms is not None:
-            cap = max(cap, hit_ns + int(soft_ms * ns))
+            cap = max(cap, hit_ns + int(soft_ms * NS_PER_MS))
         deadline = min(deadline, cap)
     return min(deadline, hard_ns)
 

@@ -169,7 +169,6 @@ def _child(b: list[int], mv: _Move, k: int, g: np.ndarray, words: np.ndarray) ->
     return Child(x=x, y=y, b=np.array(c, dtype=np.int8), J=J, Z=Z, E=F, e=-v)
 
 
-
 def search_child(child: Child, side: int, board: np.ndarray, g: np.ndarray, table: np.ndarray,
                  words: np.ndarray, q: int, l: int, depth: int) -> int:
     """``D()`` on ``child`` as the root calls it, with the window (``q``, ``l``) from the child's side,
