@@ -84,8 +84,13 @@ def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> tuple[int, float]
     return code, time.monotonic() - sent
 
 
+# How a game against ResignsAfter ends when played out: the bot, whose moves vary from game to game,
+# may mate the random mover before it resigns.
+PLAYED_OUT = ("resign", "mate")
+
+
 class ResignsAfter(RandomOpponent):
-    """Random moves, then resigns once the game has `plies` moves."""
+    """Random moves, then resigns once the game has `plies` moves (unless mated first)."""
 
     def __init__(self, plies: int, think_s: float):
         super().__init__(seed=4, think_s=think_s)
