@@ -3,9 +3,11 @@ have in common (engine/variety.py, engine/levels.py).
 
 ``D()`` plays its best move. A ``RootChoice`` set on the Engine (``Engine.set_choice``) may cap the
 nodes of every search (a strength level does) and may play another move than the search's best:
-after the search, the Engine takes its move back, scores the position's other moves that come within
-the choice's ``margin`` of the best (engine/rootscores.py: ``D()`` itself on each child, to the depth
-the search's last iteration gave them), lets the choice pick one, and plays that. On a clock the
+after the search, unless the choice lets the search's move stand (``unscored``: variety does in a
+position it never played that move from), the Engine takes its move back, scores the position's other
+moves that come within the choice's ``margin`` of the best (engine/rootscores.py: ``D()`` itself on
+each child, to the depth the search's last iteration gave them), lets the choice pick one, and plays
+that; the choice is told the move played either way (``remember``). On a clock the
 scoring ends by ``scoring_deadline`` (a search without a clock scores without one, to the same depth);
 the move's ``detail`` says what was chosen, for the log.
 """
@@ -63,12 +65,21 @@ class RootChoice(Protocol):
         ...
 
     def applies(self, fullmove: int, score: int) -> bool:
-        """Whether to look for other moves at this move number, the search's score being ``score``."""
+        """Whether the choice has a say at this move number, the search's score being ``score``."""
+        ...
+
+    def unscored(self, key: int, best: tuple[str, int]) -> str | None:
+        """The log's words for playing the search's ``best`` (move, score) as it is in the position
+        ``key`` (its Polyglot key), without scoring the others; None: score them and ``choose``."""
         ...
 
     def choose(self, best: tuple[str, int], others: Sequence[tuple[str, int]],
-               rng: random.Random) -> tuple[str, int]:
-        """One of ``best`` (move, score) and ``others`` (the moves scored above the floor)."""
+               rng: random.Random, key: int) -> tuple[str, int]:
+        """One of ``best`` (move, score) and ``others`` (the moves scored above the floor) in ``key``."""
+        ...
+
+    def remember(self, key: int, move: str) -> None:
+        """``move`` is played in the position ``key`` (whichever way it was chosen)."""
         ...
 
     def describe(self, count: int, chosen: tuple[str, int], best: tuple[str, int]) -> str:

@@ -16,6 +16,7 @@ import threading
 import time
 
 import chess
+import chess.polyglot
 import numpy as np
 
 from engine import board as bd
@@ -453,26 +454,41 @@ class Engine:
             return result
         if not choice.applies(self._board.fullmove_number - (self._board.turn == chess.WHITE), result.score):
             return result
+        key = self._key_before_last_move()
+        best = (result.move, result.score)
+        said = choice.unscored(key, best)
         start = time.monotonic_ns()
         # On a clock, a share of the search's time; a search bounded only by depth or nodes (a test, an
         # analysis) scores to the same depth without a clock, so the same seed plays the same game.
         hard, deadline = int(self._g[G_DEADLINE]), 0
-        if hard:
+        if said is None and hard:
             if hard <= start:
-                return result
-            deadline = scoring_deadline(start, result.time_ms, hard, hit_ns, soft_ms)
-        best = (result.move, result.score)
+                said = "no time left to score the other moves"
+            else:
+                deadline = scoring_deadline(start, result.time_ms, hard, hit_ns, soft_ms)
+        if said is not None:
+            choice.remember(key, best[0])
+            return dataclasses.replace(result, detail=said)
         self.take_back(1)
         floor = max(-I, result.score - choice.margin)
         # the ceiling just above the best: a move that scores as well is all a choice needs to know
         others, nodes, complete = self.root_scores(result.depth - 1, floor, deadline, skip=best[0],
                                                    ceiling=result.score + 1)
-        chosen = choice.choose(best, others, self._rng)
+        chosen = choice.choose(best, others, self._rng, key)
+        choice.remember(key, chosen[0])
         self.play(chosen[0])
         elapsed_ms = (time.monotonic_ns() - start) / 1e6
         said = choice.describe(1 + len(others), chosen, best) + ("" if complete else ", time ran out")
         return dataclasses.replace(result, move=chosen[0], score=chosen[1], nodes=result.nodes + nodes,
                                    time_ms=result.time_ms + elapsed_ms, detail=f"{said}; {elapsed_ms:.0f} ms")
+
+    def _key_before_last_move(self) -> int:
+        """The Polyglot key of the position before the last move: where a choice remembers it."""
+        move = self._board.pop()
+        try:
+            return chess.polyglot.zobrist_hash(self._board)
+        finally:
+            self._board.push(move)
 
     def completed_iterations(self, start: int = 0) -> list[tuple[int, int, int, str]]:
         """(depth, nodes, score, best move) of each root iteration completed so far, from ``start`` on.

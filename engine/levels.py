@@ -47,9 +47,15 @@ class Level:
         """Every move but a mate in sight (found, it is played; against us, any move loses)."""
         return self.temperature_cp > 0 and abs(score) < MATE_THRESHOLD
 
+    def unscored(self, key: int, best: tuple[str, int]) -> str | None:
+        return None                # a level chooses among the others at every move
+
     def choose(self, best: tuple[str, int], others: Sequence[tuple[str, int]],
-               rng: random.Random) -> tuple[str, int]:
+               rng: random.Random, key: int) -> tuple[str, int]:
         return pick_at(self.temperature_cp, best, others, rng)
+
+    def remember(self, key: int, move: str) -> None:
+        pass                       # a level's draw does not depend on earlier games
 
     def describe(self, count: int, chosen: tuple[str, int], best: tuple[str, int]) -> str:
         head = f"level {self.elo}: "

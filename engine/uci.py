@@ -97,10 +97,11 @@ the move).
 Variety and strength levels
 ---------------------------
 ``Variety`` (spin, centipawns, default 0: off) and ``Variety Until Move`` (default
-``variety.DEFAULT_UNTIL_MOVE``): in the game's first moves, the move played is chosen among the root
-moves within that many centipawns of the search's best, each as likely as the best (``engine/variety.py``;
-the bot's ``engine.variety_cp``). Off by default here: a GUI or an analysis expects one answer to one
-position. The choice is said with ``info string variety: ...``.
+``variety.DEFAULT_UNTIL_MOVE``): in the game's first moves, where the search's move was played from
+the same position in an earlier game of this process, the best-scoring root move within that many
+centipawns of it that was not is played instead (``engine/variety.py``; the bot's ``engine.variety_cp``).
+Off by default here: a GUI or an analysis expects one answer to one position. The choice is said with
+``info string variety: ...``.
 
 ``UCI_LimitStrength`` (check, default false) and ``UCI_Elo`` (``levels.MIN_ELO`` to ``levels.FULL_ELO``,
 default ``DEFAULT_ELO``): play at that strength level (``engine/levels.py``: a node budget on every
@@ -349,6 +350,7 @@ class UciEngine:
         self._adaptive = TimeParams().adaptive
         self._variety_cp = 0                       # Variety: off unless asked (a GUI expects one answer)
         self._variety_until = variety.DEFAULT_UNTIL_MOVE
+        self._played = variety.Played()            # Variety's memory: kept from game to game (ucinewgame)
         self._limit_strength = False               # UCI_LimitStrength: play at UCI_Elo (engine/levels.py)
         self._elo = DEFAULT_ELO
         self._base_ms: float | None = None        # our largest clock in this game: scales the reserve
@@ -693,7 +695,9 @@ class UciEngine:
         """The options' choice: a strength level (UCI_LimitStrength, below full strength), else Variety."""
         if self._limit_strength and (level := levels.level_at(self._elo)) is not None:
             return level
-        return variety.Variety(self._variety_cp, self._variety_until) if self._variety_cp else None
+        if not self._variety_cp:
+            return None
+        return variety.Variety(self._variety_cp, self._variety_until, self._played)
 
     def _sync(self, fen: str | None, moves: list[str]) -> Engine:
         """Bring the engine to (fen, moves), keeping the table when its game is a prefix; report which."""

@@ -70,6 +70,7 @@ from bot.lichess import Backoff, ClientError, Lichess, LichessError, clock_ms
 from bot.lichess_types import ChatLine, GameFull, GameLine, GameState, OpponentGone
 from bot.sources.outside import MoveSource
 from engine import ChosenMove, timeman
+from engine.variety import Played
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ class Game:
                  give_back: Callable[[EngineLike], None] | None = None, sources: tuple[MoveSource, ...] = (),
                  may_ponder: Callable[[], bool] = lambda: False, visit: bool = False,
                  memory: GameMemory | None = None, clock: Callable[[], float] = time.monotonic,
-                 started_ms: float | None = None):
+                 started_ms: float | None = None, played: Played | None = None):
         self.id = game_id
         self.visit = visit  # a correspondence visit: leave once it is the opponent's turn
         self.li, self.cfg, self.me = li, cfg, me.lower()
@@ -139,6 +140,9 @@ class Game:
         # The runner's, so that the takebacks accepted and the record's notes outlive a correspondence
         # visit and a reopened stream (bot/process/runner.py); a game of its own has one of its own.
         self.memory = memory if memory is not None else GameMemory()
+        # The moves played from each early position in the process's games, what variety steers away
+        # from (engine/variety.py): the runner's, shared by all its games; a game of its own has its own.
+        self._played = played if played is not None else Played()
         self.move_stats: list[tuple[float, float]] = []  # (gameState received -> POST sent, think), ms
         self.status: str | None = None
         self.winner: str | None = None
@@ -358,7 +362,7 @@ class Game:
 
     def _play_at(self, level: int | None) -> None:
         """Set the engine to the game's strength (the same on every gameFull: its ratings are fixed)."""
-        choice = rules.engine_choice(self.cfg.engine, level)
+        choice = rules.engine_choice(self.cfg.engine, level, self._played)
         assert self.engine is not None and self.position is not None
         if self.engine.choice == choice:
             return                             # a reopened stream's gameFull: nothing changes

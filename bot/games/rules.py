@@ -20,7 +20,7 @@ from engine import timeman
 from engine.board import PAWN
 from engine.choice import RootChoice
 from engine.levels import FULL_ELO, MIN_ELO, level_at
-from engine.variety import Variety
+from engine.variety import Played, Variety
 
 # Lichess ignores a draw offer made within 20 plies of the same player's last one
 # (lila playerHasOfferedDrawRecently): closer offers are wasted requests.
@@ -181,11 +181,12 @@ def move_limits(t: TimeConfig, correspondence: bool, time_left_ms: int | None, i
     return timeman.allocate(clock, params, movetime_ms=t.fixed_movetime_ms, nodes=t.fixed_nodes)
 
 
-def variety(e: EngineConfig) -> Variety | None:
-    """The engine's choice among nearly-best moves (engine/variety.py) the settings ask for; None: off."""
+def variety(e: EngineConfig, played: Played) -> Variety | None:
+    """The engine's choice among nearly-best moves (engine/variety.py) the settings ask for, on the
+    process's memory of the moves played (``played``); None: off."""
     if e.variety_cp == 0 or e.variety_until_move == 0:
         return None
-    return Variety(e.variety_cp, e.variety_until_move)
+    return Variety(e.variety_cp, e.variety_until_move, played)
 
 
 def level_elo(s: StrengthConfig, opponent_is_bot: bool, their_rating: int | None) -> int | None:
@@ -203,7 +204,7 @@ def level_elo(s: StrengthConfig, opponent_is_bot: bool, their_rating: int | None
     return elo if elo < FULL_ELO else None
 
 
-def engine_choice(e: EngineConfig, level: int | None) -> RootChoice | None:
+def engine_choice(e: EngineConfig, level: int | None, played: Played) -> RootChoice | None:
     """How the engine picks its move in a game: at ``level`` (engine/levels.py), or with the settings'
     variety beyond the book at full strength."""
-    return level_at(level) if level is not None else variety(e)
+    return level_at(level) if level is not None else variety(e, played)

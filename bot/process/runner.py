@@ -113,6 +113,7 @@ from bot.process.memory_plan import MemoryPlan
 from bot.process.tables import TablePool
 from bot.sources.chain import close_all
 from bot.sources.outside import MoveSource
+from engine.variety import Played
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -144,6 +145,7 @@ class Runner:
         self.new_engine = new_engine  # None: engines on the tables of `self.tables`, made by run()
         self.tables: TablePool | None = None
         self.sources: tuple[MoveSource, ...] = ()  # book, tablebases: opened by run(), shared by the games
+        self.played = Played()  # variety's memory of the moves played early in games (engine/variety.py)
         # A drain begins once this many games have started (None: never).
         self.max_games = max_games if max_games is not None else (cfg.game.quit_after_games or None)
         self.games_started = 0
@@ -600,7 +602,8 @@ class Runner:
                     on_end=lambda game: self.inbox.post(GameEnded(game)),
                     give_back=give_back, sources=self.sources, visit=visit,
                     may_ponder=(lambda: False) if visit else self._may_ponder,
-                    memory=self.table.memory.setdefault(gid, GameMemory()), started_ms=self.started_ms)
+                    memory=self.table.memory.setdefault(gid, GameMemory()), started_ms=self.started_ms,
+                    played=self.played)
 
     def _start(self, game: Game) -> None:
         self.table.add(game)

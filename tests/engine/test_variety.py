@@ -21,7 +21,7 @@ from engine.choice import scoring_deadline
 from engine.rootscores import promise
 from engine.rootsplit import root_children
 from engine.search import CHECK_EVERY, G_K, I
-from engine.variety import Variety, describe, pick
+from engine.variety import Played, Variety, describe, pick
 
 MIDDLEGAME = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9"
 # White to move takes the queen on h4 with the knight: no other move comes within a pawn of that
@@ -32,25 +32,42 @@ MATE_IN_ONE = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"
 # ---------------------------------------------------------------- the choice
 
 
-def test_pick_never_plays_a_move_outside_the_margin_and_draws_the_others_evenly() -> None:
-    rng = random.Random(7)
+def test_pick_plays_the_best_scoring_move_within_the_margin_not_played_here() -> None:
     best, margin = ("e2e4", 20), 11
     others = [("d2d4", 20), ("g1f3", 14), ("c2c4", 9), ("a2a3", 8), ("h2h4", -40)]
-    counts = collections.Counter(pick(best, others, margin, rng)[0] for _ in range(6000))
-    assert set(counts) == {"e2e4", "d2d4", "g1f3", "c2c4"}      # 8 is 12 below 20: outside 11
-    for move in ("e2e4", "d2d4", "g1f3", "c2c4"):               # the margin's edge as likely as the best
-        assert counts[move] == pytest.approx(6000 / 4, rel=0.1), counts
+    rng = random.Random(7)
+    assert pick(best, others, margin, frozenset(), rng) in {("e2e4", 20), ("d2d4", 20)}   # a tie: drawn
+    assert pick(best, others, margin, frozenset({"e2e4"}), rng) == ("d2d4", 20)
+    assert pick(best, others, margin, frozenset({"e2e4", "d2d4"}), rng) == ("g1f3", 14)
+    assert pick(best, others, margin, frozenset({"e2e4", "d2d4", "g1f3"}), rng) == ("c2c4", 9)
+    # a2a3 is 12 below the best: outside 11, never played; each within played: the search's move again
+    assert pick(best, others, margin, frozenset({"e2e4", "d2d4", "g1f3", "c2c4"}), rng) == best
 
 
-def test_pick_with_the_same_seed_chooses_the_same_and_a_zero_margin_only_ties() -> None:
-    best, others = ("e2e4", 5), [("d2d4", 4), ("g1f3", 1)]
-    first = [pick(best, others, 10, random.Random(3))[0] for _ in range(20)]
-    assert first == [pick(best, others, 10, random.Random(3))[0] for _ in range(20)]
-    assert {pick(best, others, 0, random.Random(s))[0] for s in range(50)} == {"e2e4"}
+def test_pick_draws_evenly_among_equal_scores_and_the_seed_fixes_the_draw() -> None:
+    best, others = ("e2e4", 5), [("d2d4", 5), ("g1f3", 5), ("c2c4", 1)]
+    counts = collections.Counter(pick(best, others, 10, frozenset(), random.Random(s))[0] for s in range(900))
+    assert set(counts) == {"e2e4", "d2d4", "g1f3"}
+    assert all(n == pytest.approx(300, rel=0.2) for n in counts.values()), counts
+    first = [pick(best, others, 10, frozenset(), random.Random(3))[0] for _ in range(20)]
+    assert first == [pick(best, others, 10, frozenset(), random.Random(3))[0] for _ in range(20)]
 
 
 def test_a_score_above_the_searchs_best_counts_as_no_loss() -> None:
-    assert pick(("e2e4", 5), [("d2d4", 9)], 0, random.Random(1)) in {("e2e4", 5), ("d2d4", 9)}
+    assert pick(("e2e4", 5), [("d2d4", 9)], 0, frozenset({"e2e4"}), random.Random(1)) == ("d2d4", 9)
+
+
+def test_played_remembers_the_moves_of_each_position_and_forgets_the_least_recently_met() -> None:
+    played = Played(capacity=2)
+    played.add(1, "e2e4")
+    played.add(1, "d2d4")
+    played.add(2, "g1f3")
+    assert played.moves(1) == {"e2e4", "d2d4"} and played.moves(3) == frozenset()
+    played.add(1, "e2e4")                      # met again: now the most recent
+    played.add(3, "c2c4")                      # a third position: 2, met least recently, is forgotten
+    assert len(played) == 2 and played.moves(2) == frozenset() and played.moves(1) == {"e2e4", "d2d4"}
+    with pytest.raises(ValueError, match="capacity"):
+        Played(capacity=0)
 
 
 @pytest.mark.parametrize(("kwargs", "named"), [({"margin_cp": 101}, "margin_cp"),
@@ -70,9 +87,21 @@ def test_variety_applies_early_with_a_margin_and_no_mate() -> None:
     assert not Variety(margin_cp=0).applies(1, 0)
 
 
+def test_variety_scores_the_others_only_where_the_searchs_move_was_played_before() -> None:
+    v = Variety(margin_cp=15, until_move=10)
+    assert v.unscored(7, ("e2e4", 3)) == "variety: a new position"
+    v.remember(7, "e2e4")
+    assert v.unscored(7, ("e2e4", 3)) is None                     # played here before: score the others
+    assert v.unscored(7, ("d2d4", 3)) == "variety: the search's move is new here"
+    assert v.choose(("e2e4", 3), [("d2d4", 1)], random.Random(1), 7) == ("d2d4", 1)
+    assert Variety(15, 10, v.played) == v and Variety(15, 10) != v   # one memory: the same choice
+
+
 def test_the_words_say_how_many_and_which() -> None:
-    assert describe(1, 15, ("e2e4", 3), ("e2e4", 3)) == "variety: no other move within 15 cp"
-    assert describe(3, 15, ("e2e4", 3), ("e2e4", 3)) == "variety: the search's e2e4 among 3 within 15 cp"
+    assert describe(1, 15, ("e2e4", 3), ("e2e4", 3)) == (
+        "variety: played here before, no other move within 15 cp")
+    assert describe(3, 15, ("e2e4", 3), ("e2e4", 3)) == (
+        "variety: the search's e2e4 again, each of the 3 within 15 cp played here")
     assert describe(3, 15, ("d2d4", 3 - PAWN // 10), ("e2e4", 3)) == (
         f"variety: d2d4 among 3 within 15 cp, {-round((PAWN // 10) * 100 / PAWN):+d} cp from the "
         "search's e2e4")
@@ -150,25 +179,30 @@ def _game(seed: int | None, variety: Variety | None, plies: int = 8,
     return list(eng.moves), details
 
 
-def test_without_variety_every_game_is_the_same_and_with_it_they_differ_by_the_seed() -> None:
+def test_the_first_game_is_the_searchs_and_each_later_one_leaves_every_earlier_one() -> None:
     plain = _game(None, None)[0]
-    assert _game(1, None)[0] == plain
-    games = [_game(seed, Variety(margin_cp=25, until_move=20))[0] for seed in range(6)]
-    assert games[0] == _game(0, Variety(margin_cp=25, until_move=20))[0]   # the seed fixes the choices
-    assert len({tuple(g) for g in games}) >= 4
+    assert _game(1, None)[0] == plain                                     # deterministic without variety
+    variety = Variety(margin_cp=25, until_move=20)                       # one memory for all the games
+    first, details = _game(0, variety)
+    assert first == plain and details == ["variety: a new position"] * len(plain)
+    games = [tuple(first)] + [tuple(_game(seed, variety)[0]) for seed in range(1, 6)]
+    assert len(set(games)) == len(games)                                  # no two alike
     for game in games:
         board = chess.Board()
         for move in game:
             board.push_uci(move)                                          # every move legal
 
 
-def test_variety_ends_at_its_move_and_says_what_it_chose() -> None:
-    moves, details = _game(5, Variety(margin_cp=25, until_move=2), plies=6)
-    assert all(d.startswith("variety: ") for d in details[:4])            # moves 1 and 2 of both sides
+def test_a_repeated_game_leaves_at_its_first_untried_move_within_the_margin_and_says_so() -> None:
+    variety = Variety(margin_cp=25, until_move=2)
+    first, details = _game(5, variety, plies=6)
+    assert details == ["variety: a new position"] * 4 + ["", ""]          # moves 1 and 2 of both sides
+    second, details = _game(5, variety, plies=6)
+    left = next(i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b)
+    assert left < 4 and f" from the search's {first[left]}" in details[left], details
+    assert details[left].startswith(f"variety: {second[left]} among ")
+    assert all(d.startswith("variety: played here before") or " again, " in d for d in details[:left])
     assert details[4:] == ["", ""]
-    chosen = [d for d in details if " from the search's " in d]
-    for d in chosen:
-        assert d.split()[1] in moves
 
 
 def test_a_ceiling_caps_the_scores_and_the_search_s_move_is_the_most_promising() -> None:

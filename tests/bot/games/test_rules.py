@@ -17,7 +17,7 @@ from engine import ChosenMove
 from engine.board import PAWN
 from engine.levels import MIN_ELO, level_at
 from engine.timeman import Limits
-from engine.variety import Variety
+from engine.variety import Played, Variety
 
 DRAWISH = DrawConfig(accept=True, offer=True, min_moves=30, max_score_pawns=0.25, consecutive=4)
 
@@ -224,6 +224,8 @@ def test_the_level_follows_the_rule_for_people_or_bots(humans, bots, is_bot, rat
 
 def test_a_game_at_a_level_plays_the_level_and_at_full_strength_the_variety():
     e = EngineConfig()
-    assert rules.engine_choice(e, 1000) == level_at(1000)
-    assert rules.engine_choice(e, None) == Variety(e.variety_cp, e.variety_until_move)
-    assert rules.engine_choice(EngineConfig(variety_cp=0), None) is None
+    played = Played()
+    assert rules.engine_choice(e, 1000, played) == level_at(1000)
+    variety = rules.engine_choice(e, None, played)
+    assert variety == Variety(e.variety_cp, e.variety_until_move, played) and variety.played is played
+    assert rules.engine_choice(EngineConfig(variety_cp=0), None, played) is None
