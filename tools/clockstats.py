@@ -6,7 +6,10 @@ engine named ``--engine`` (or, when no player has exactly that name, the one pla
 with it; a game that names both players by the prefix is an error, a game without it is skipped):
 games, the mean and median time per move, the longest move, the median and lowest of each game's
 lowest clock, the losses on time, and the median clock after its first ``--opening`` (10) moves (what
-a book saves).
+a book saves). Then, when the engine's moves carry notes (the "info string" of a variety's or a
+strength level's choice, which tools.match writes beside ``%emt``), each kind of note with its count
+and the mean time of those moves (a kind is the note with its moves and numbers left out: what a
+variety's scoring adds to a move is the mean of the moves it scored beside those it did not).
 
 ``--try HORIZON`` replays each game's moves under another sudden-death horizon of
 ``engine/timeman.py``: every move is assumed to take its recorded time scaled by the ratio of the new
@@ -22,6 +25,7 @@ game), good for choosing what a match should try, not for replacing the match. `
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sys
 from collections.abc import Iterator
@@ -40,6 +44,19 @@ class GameClock:
     emts: list[float]
     clocks: list[float]
     flagged: bool
+    notes: list[tuple[str, float]]    # (kind of note, the move's emt) for each move with a note
+
+
+COMMAND = re.compile(r"\[%[^\]]*\]")
+MOVE = re.compile(r"\b[a-h][1-8][a-h][1-8][qrbn]?\b")
+NUMBER = re.compile(r"[-+]?\d+")
+
+
+def note_kind(comment: str) -> str:
+    """A move comment's note (what is left without the ``[%...]`` commands and the "book exit" mark)
+    with its moves as M and numbers as N: "variety: M among N within N cp, N cp from the search's M"."""
+    text = COMMAND.sub("", comment).replace("book exit", "").strip()
+    return NUMBER.sub("N", MOVE.sub("M", text))
 
 
 def our_side(white: str, black: str, engine: str) -> bool | None:
@@ -61,15 +78,17 @@ def read_games(path: str, engine: str) -> Iterator[GameClock]:
             if white is None:
                 continue
             ours = 0 if game.board().turn == white else 1     # the parity of our moves in the mainline
-            emts, clocks = [], []
+            emts, clocks, notes = [], [], []
             for node in list(game.mainline())[ours::2]:
                 if (emt := node.emt()) is not None:
                     emts.append(emt)
+                    if kind := note_kind(node.comment):
+                        notes.append((kind, emt))
                 if (clock := node.clock()) is not None:
                     clocks.append(clock)
             loser_white = game.headers.get("Result") == "0-1"
             flagged = game.headers.get("Termination") == "time forfeit" and loser_white == white
-            yield GameClock(emts, clocks, flagged)
+            yield GameClock(emts, clocks, flagged, notes)
 
 
 def summary(games: list[GameClock], opening: int = 10) -> str:
@@ -85,6 +104,16 @@ def summary(games: list[GameClock], opening: int = 10) -> str:
             f"median {statistics.median(emts):.3f} s max {max(emts):.2f} s  "
             f"lowest clock median {statistics.median(lows):.2f} s min {min(lows):.2f} s  "
             f"lost on time {sum(g.flagged for g in games)}{opened}")
+
+
+def notes_summary(games: list[GameClock]) -> list[str]:
+    """A line for each kind of note, most frequent first: its count and the mean time of its moves."""
+    by_kind: dict[str, list[float]] = {}
+    for game in games:
+        for kind, emt in game.notes:
+            by_kind.setdefault(kind, []).append(emt)
+    ranked = sorted(by_kind.items(), key=lambda item: -len(item[1]))
+    return [f"  {len(emts)} moves, mean {statistics.mean(emts):.3f} s: {kind}" for kind, emts in ranked]
 
 
 def replay(game: GameClock, base_ms: float, inc_ms: float, old: TimeParams,
@@ -127,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{path}: {exc}", file=sys.stderr)
             return 2
         print(f"{path}: {summary(games, args.opening)}")
+        for line in notes_summary(games):
+            print(line)
         for horizon in args.tries:
             new = TimeParams(overhead_ms=args.overhead, horizon=horizon)
             runs = [replay(g, base_ms, inc_ms, old, new) for g in games if g.emts]

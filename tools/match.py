@@ -32,6 +32,10 @@ Limits: ``--tc BASE+INC`` in seconds (the script keeps the clocks: the wall time
 is charged to the mover, who loses on time when the clock falls below ``-time_margin``), or a fixed
 ``--movetime``, ``--nodes`` or ``--depth`` per move.
 
+Each move of the PGN carries ``[%emt]`` (its time) and, with ``--tc``, ``[%clk]`` (the clock after
+it); a move of this project's engine also the words of its choice, when it made one (``NOTED``: what a
+variety or a strength level did), which ``python -m tools.clockstats`` counts.
+
 A game ends by python-chess's rules with draws claimed (checkmate, stalemate, insufficient material,
 threefold repetition, 50 moves), by resignation, by a loss on time, by an illegal or missing move or
 an engine crash (a loss for that engine), or at ``--max-plies`` (a draw, "adjudication: move cap").
@@ -110,6 +114,11 @@ OPENINGS: list[tuple[str, str]] = [
     ("Vienna Game", "e4 e5 Nc3 Nf6 f4 d5 fxe5 Nxe4"),
     ("Bogo-Indian", "d4 Nf6 c4 e6 Nf3 Bb4+ Bd2 Qe7"),
 ]
+
+# The "info string"s kept as move comments: the words of this engine's choices (engine/variety.py,
+# engine/levels.py). Other engines' strings are left out (Stockfish says which network it uses at
+# every search).
+NOTED = ("variety:", "level ", "no time left")
 
 
 def opening_board(text: str) -> chess.Board:
@@ -209,6 +218,12 @@ class EngineSpec:
         if ponder and protocol != "uci":
             raise ValueError("pondering is supported for UCI engines only")
         return cls(command=command, protocol=protocol, options=parsed, name=name, ponder=ponder)
+
+    @property
+    def info(self) -> chess.engine.Info:
+        """What to parse of a UCI engine's info lines: enough to keep its "info string" (INFO_NONE keeps
+        nothing). An XBoard engine is asked for none: asking would turn on its thinking output."""
+        return chess.engine.INFO_BASIC if self.protocol == "uci" else chess.engine.INFO_NONE
 
     def open(self) -> chess.engine.SimpleEngine:
         env = dict(os.environ)
@@ -339,7 +354,9 @@ class Match:
         clocks = {chess.WHITE: lim.base, chess.BLACK: lim.base}
         game_id = object()
         result = termination = None
-        annotations: list[tuple[float, float | None]] = []   # per played move: (emt, clock after it)
+        # per played move: (emt, clock after it, the engine's last "info string" of the move: what a variety
+        # or a strength level did, engine/choice.py)
+        annotations: list[tuple[float, float | None, str | None]] = []
         expected: list[chess.Move | None] = [None, None]     # each engine's ponder move, if it ponders
         ponder = [[0, 0], [0, 0]]                            # per engine: hits, ponder searches
         while result is None:
@@ -361,7 +378,8 @@ class Match:
                 limit = chess.engine.Limit(time=lim.movetime, nodes=lim.nodes, depth=lim.depth)
             start_t = time.perf_counter()
             try:
-                played = engines[i].play(board, limit, game=game_id, ponder=self.specs[i].ponder)
+                played = engines[i].play(board, limit, game=game_id, ponder=self.specs[i].ponder,
+                                         info=self.specs[i].info)
             except chess.engine.EngineTerminatedError as exc:
                 self._drop(i)
                 result, termination = loser_result, f"engine crash: {exc}"
@@ -389,7 +407,8 @@ class Match:
                 ponder[other][1] += 1
             expected[i] = played.ponder if self.specs[i].ponder else None
             board.push(played.move)
-            annotations.append((elapsed, clocks[mover]))
+            note = played.info.get("string")
+            annotations.append((elapsed, clocks[mover], note if str(note).startswith(NOTED) else None))
         # No send_game_result(): Fairy-Max answers xboard's "result" with an error line that python-chess
         # would read during the next game's first move. "new" / "ucinewgame" start the next game anyway.
         counts = (ponder[0][0], ponder[0][1]), (ponder[1][0], ponder[1][1])
@@ -397,7 +416,7 @@ class Match:
                             annotations, counts)
 
     def _record(self, index: int, opening: str, engine1_white: bool, board: chess.Board, book_plies: int,
-                result: str, termination: str, annotations: list[tuple[float, float | None]],
+                result: str, termination: str, annotations: list[tuple[float, float | None, str | None]],
                 ponder: tuple[tuple[int, int], tuple[int, int]]) -> GameResult:
         game = chess.pgn.Game.from_board(board)
         white, black = (self.names[0], self.names[1]) if engine1_white else (self.names[1], self.names[0])
@@ -414,11 +433,13 @@ class Match:
             node = node.variations[0]
         if node is not game:
             node.comment = "book exit"
-        for emt, clock in annotations:       # [%emt] time used, [%clk] clock left (with --tc)
+        for emt, clock, note in annotations:  # [%emt] time used, [%clk] clock left (with --tc), the note
             node = node.variations[0]
             node.set_emt(emt)
             if clock is not None:
                 node.set_clock(clock)
+            if note:
+                node.comment = f"{node.comment} {note}".strip()
         text = io.StringIO()
         game.accept(chess.pgn.FileExporter(text))
         with self._lock:

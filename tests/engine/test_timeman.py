@@ -255,14 +255,14 @@ PGN_TWO_GAMES = """[White "umax"]
 [Result "0-1"]
 [Termination "time forfeit"]
 
-1. e4 { [%emt 0:00:00.5] [%clk 0:00:09.6] } e5 { [%emt 0:00:01] [%clk 0:00:09.1] }
-2. Nf3 { [%emt 0:00:02.25] [%clk 0:00:07.45] } 0-1
+1. e4 { [%emt 0:00:00.5] [%clk 0:00:09.6] variety: a new position } e5 { [%emt 0:00:01] [%clk 0:00:09.1] }
+2. Nf3 { [%emt 0:00:02.25] [%clk 0:00:07.45] variety: g1f3 among 3 within 25 cp, -4 cp from the search's d2d4 } 0-1
 
 [White "other"]
 [Black "umax"]
 [Result "1-0"]
 
-1. d4 { [%emt 0:00:00.1] [%clk 0:00:10] } d5 { [%emt 0:00:00.3] [%clk 0:00:09.8] } 1-0
+1. d4 { [%emt 0:00:00.1] [%clk 0:00:10] } d5 { [%emt 0:00:00.3] [%clk 0:00:09.8] variety: a new position } 1-0
 """
 
 
@@ -275,12 +275,17 @@ def test_clockstats_reads_one_engines_side_and_its_replay_reproduces_the_recorde
     assert [g.emts for g in games] == [[0.5, 2.25], [0.3]]
     assert [g.clocks for g in games] == [[9.6, 7.45], [9.8]]
     assert [g.flagged for g in games] == [True, False]
+    varied = "variety: M among N within N cp, N cp from the search's M"
+    assert [g.notes for g in games] == [[("variety: a new position", 0.5), (varied, 2.25)],
+                                        [("variety: a new position", 0.3)]]
+    assert clockstats.notes_summary(games) == ["  2 moves, mean 0.400 s: variety: a new position",
+                                               f"  1 moves, mean 2.250 s: {varied}"]
     line = clockstats.summary(games)
     assert "games 2" in line and "lowest clock median 8.62 s min 7.45 s" in line and "lost on time 1" in line
     assert "clock after move 2 median 7.45 s" in clockstats.summary(games, opening=2)  # one game has 2
     # replayed under the settings it was played with, a game keeps its clock (capped by the hard limit)
     params = TimeParams(overhead_ms=30)
-    game = clockstats.GameClock([0.2, 0.3, 0.25], [], False)
+    game = clockstats.GameClock([0.2, 0.3, 0.25], [], False, [])
     lowest, mean = clockstats.replay(game, 10_000, 100, params, params)
     assert lowest == pytest.approx(10_000 + 3 * 100 - 200 - 300 - 250)
     assert mean == pytest.approx(250)

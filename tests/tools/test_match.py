@@ -209,6 +209,7 @@ def test_two_game_self_match_through_the_command_line(tmp_path: Path) -> None:
     pgn = tmp_path / "self.pgn"
     proc = subprocess.run(
         [sys.executable, "-m", "tools.match", "--engine1", "python -m engine uci", "--engine1-name", "A",
+         "--engine1-option", "Variety=25",
          "--engine2", "python -m engine uci", "--engine2-name", "B", "--engine2-option", "Hash=4",
          "--nodes", "1500", "--games", "2", "--concurrency", "2", "--max-plies", "60", "--pgn", str(pgn)],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -247,6 +248,12 @@ def test_two_game_self_match_through_the_command_line(tmp_path: Path) -> None:
         else:
             assert g.headers["Termination"] == "adjudication: move cap"
             assert len(moves) - len(first_opening) == 60
+        # A's variety says what it did in its first 15 moves (a new engine each game: new positions); B, none
+        notes = [node.comment for node in g.mainline() if "variety: " in node.comment]
+        a_moves = sum(1 for node in list(g.mainline())[len(first_opening):]
+                      if (node.turn() == chess.BLACK) == (g.headers["White"] == "A")
+                      and node.board().fullmove_number - (node.turn() == chess.WHITE) <= 15)
+        assert all(n.endswith("variety: a new position") for n in notes) and 0 < len(notes) <= a_moves
         points = by_engine1[g.headers["Result"]]
         total += points if g.headers["White"] == "A" else 1.0 - points
     assert total == wins + draws / 2
