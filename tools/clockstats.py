@@ -55,7 +55,7 @@ NUMBER = re.compile(r"[-+]?\d+")
 def note_kind(comment: str) -> str:
     """A move comment's note (what is left without the ``[%...]`` commands and the "book exit" mark)
     with its moves as M and numbers as N: "variety: M among N within N cp, N cp from the search's M"."""
-    text = COMMAND.sub("", comment).replace("book exit", "").strip()
+    text = " ".join(COMMAND.sub("", comment).replace("book exit", "").split())  # a PGN wraps long comments
     return NUMBER.sub("N", MOVE.sub("M", text))
 
 

@@ -256,7 +256,8 @@ PGN_TWO_GAMES = """[White "umax"]
 [Termination "time forfeit"]
 
 1. e4 { [%emt 0:00:00.5] [%clk 0:00:09.6] variety: a new position } e5 { [%emt 0:00:01] [%clk 0:00:09.1] }
-2. Nf3 { [%emt 0:00:02.25] [%clk 0:00:07.45] variety: g1f3 among 3 within 25 cp, -4 cp from the search's d2d4 } 0-1
+2. Nf3 { [%emt 0:00:02.25] [%clk 0:00:07.45] variety: g1f3 among 3 within 25 cp, -4 cp from the
+search's d2d4 } 0-1
 
 [White "other"]
 [Black "umax"]
