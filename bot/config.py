@@ -110,8 +110,8 @@ class EngineConfig:
                         "Split between the games: each of challenge.concurrency games gets threads / "
                         "concurrency (at least 1); a correspondence visit uses 1", lo=0, hi=MAX_THREADS)
     variety_cp: int = _opt(DEFAULT_MARGIN_CP, "in a game's first moves, where the search's move was played "
-                           "from the same position in an earlier game, the best move within this many "
-                           "centipawns of it not played there, so that games do not repeat beyond the "
+                           "from the same position in an earlier game, the move within this many "
+                           "centipawns of it played least there, so that games do not repeat beyond the "
                            "book; 0 = always the search's best", lo=0, hi=MAX_MARGIN_CP)
     variety_until_move: int = _opt(DEFAULT_UNTIL_MOVE, "the last move number at which variety_cp applies; "
                                    "later moves are the search's best", lo=0, hi=MAX_UNTIL_MOVE)

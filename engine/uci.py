@@ -98,8 +98,8 @@ Variety and strength levels
 ---------------------------
 ``Variety`` (spin, centipawns, default 0: off) and ``Variety Until Move`` (default
 ``variety.DEFAULT_UNTIL_MOVE``): in the game's first moves, where the search's move was played from
-the same position in an earlier game of this process, the best-scoring root move within that many
-centipawns of it that was not is played instead (``engine/variety.py``; the bot's ``engine.variety_cp``).
+the same position in an earlier game of this process, the root move within that many centipawns of
+it played least often there is played instead (``engine/variety.py``; the bot's ``engine.variety_cp``).
 Off by default here: a GUI or an analysis expects one answer to one position. The choice is said with
 ``info string variety: ...``.
 

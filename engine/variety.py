@@ -7,12 +7,14 @@ a line that beat the bot once beats it again. ``D()`` stays the original's; the 
 it. Each position the bot searches in a game's first ``until_move`` moves is remembered with the moves
 played from it (``Played``, one for the process: every game's engine shares it). The search's move is
 played as it is, unscored, unless it was played from this very position before; then the other root
-moves are scored (engine/rootscores.py) and the best-scoring move within ``margin_cp`` of the best
-that was never played from here is played instead (``pick``), or the search's move again when each of
-them was. A game that repeats an earlier one so leaves it at the first position where a move within
+moves are scored (engine/rootscores.py) and, of the moves within ``margin_cp`` of the best, the one
+played least often from here is played, the best-scoring among equals (``pick``): a move never played
+here first. A game that repeats an earlier one so leaves it at the first position where a move within
 the margin is left untried, and from there on meets new positions and plays the search's moves: one
 move a repeated game, at most ``margin_cp`` worse, and no scoring at all in a game that repeats
-nothing. (Choosing at random among the moves within the margin in every early position, as this did
+nothing. Where each move within the margin was played, the least played spreads the games that
+come back over the lines already begun, so that each goes on to the untried moves further down its
+own. (Choosing at random among the moves within the margin in every early position, as this did
 first, cost 170 +/- 137 Elo against Fairy-Max at 10+0.1 in 40 games a line: docs/PERFORMANCE.md
 "Variety beyond the book".)
 What happened is said in the move's ``detail`` (the log line of each move).
@@ -24,7 +26,7 @@ from __future__ import annotations
 import random
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from engine.board import PAWN
@@ -48,18 +50,20 @@ class Played:
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, got {capacity!r}")
         self.capacity = capacity
-        self._moves: OrderedDict[int, frozenset[str]] = OrderedDict()
+        self._moves: OrderedDict[int, dict[str, int]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def moves(self, key: int) -> frozenset[str]:
-        """The moves played from the position ``key`` so far (empty: never met)."""
+    def moves(self, key: int) -> dict[str, int]:
+        """How many times each move was played from the position ``key`` (empty: never met); a copy."""
         with self._lock:
-            return self._moves.get(key, frozenset())
+            return dict(self._moves.get(key, {}))
 
     def add(self, key: int, move: str) -> None:
-        """Remember ``move`` played from ``key``."""
+        """Count ``move`` played from ``key`` once more."""
         with self._lock:
-            self._moves[key] = self._moves.pop(key, frozenset()) | {move}
+            counts = self._moves.pop(key, {})
+            counts[move] = counts.get(move, 0) + 1
+            self._moves[key] = counts
             if len(self._moves) > self.capacity:
                 self._moves.popitem(last=False)
 
@@ -71,8 +75,8 @@ class Played:
 @dataclass(frozen=True)
 class Variety:
     """In the first ``until_move`` moves, where the search's move was played from this position before,
-    the best move within ``margin_cp`` centipawns of it that was not; ``played`` is the memory (one per
-    process: pass the same to every game's Variety)."""
+    the move within ``margin_cp`` centipawns of it played least often here; ``played`` is the memory
+    (one per process: pass the same to every game's Variety)."""
 
     margin_cp: int = DEFAULT_MARGIN_CP
     until_move: int = DEFAULT_UNTIL_MOVE
@@ -116,18 +120,17 @@ class Variety:
         return describe(count, self.margin_cp, chosen, best)
 
 
-def pick(best: tuple[str, int], others: Sequence[tuple[str, int]], margin: int, played: frozenset[str],
+def pick(best: tuple[str, int], others: Sequence[tuple[str, int]], margin: int, played: Mapping[str, int],
          rng: random.Random) -> tuple[str, int]:
-    """Of ``best`` (move, score) and the ``others`` within ``margin`` of it, the best-scoring move not in
-    ``played`` (a draw among equal scores), or ``best`` when each was played. Others outside the margin
-    are never played; a score above the best's (a deeper look at a move the search had cut short) is
-    within it."""
-    untried = [(move, score) for move, score in [best, *others]
-               if best[1] - score <= margin and move not in played]
-    if not untried:
-        return best
-    top = max(score for _, score in untried)
-    return rng.choice([choice for choice in untried if choice[1] == top])
+    """Of ``best`` (move, score) and the ``others`` within ``margin`` of it, the one ``played`` (times
+    each move was played here) counts least, the best-scoring among those (a draw among equal scores).
+    Others outside the margin are never played; a score above the best's (a deeper look at a move the
+    search had cut short) is within it."""
+    within = [(move, score) for move, score in [best, *others] if best[1] - score <= margin]
+    fewest = min(played.get(move, 0) for move, _ in within)
+    least = [(move, score) for move, score in within if played.get(move, 0) == fewest]
+    top = max(score for _, score in least)
+    return rng.choice([choice for choice in least if choice[1] == top])
 
 
 def describe(count: int, margin_cp: int, chosen: tuple[str, int], best: tuple[str, int]) -> str:
@@ -136,6 +139,6 @@ def describe(count: int, margin_cp: int, chosen: tuple[str, int], best: tuple[st
     if count == 1:
         return f"variety: played here before, no other move within {margin_cp} cp"
     if chosen[0] == best[0]:
-        return f"variety: the search's {best[0]} again, each of the {count} within {margin_cp} cp played here"
+        return f"variety: the search's {best[0]}, the least played here of the {count} within {margin_cp} cp"
     return (f"variety: {chosen[0]} among {count} within {margin_cp} cp, {-loss_cp(best, chosen):+d} cp from "
             f"the search's {best[0]}")

@@ -32,29 +32,31 @@ MATE_IN_ONE = "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"
 # ---------------------------------------------------------------- the choice
 
 
-def test_pick_plays_the_best_scoring_move_within_the_margin_not_played_here() -> None:
+def test_pick_plays_the_least_played_move_within_the_margin_the_best_scoring_of_those() -> None:
     best, margin = ("e2e4", 20), 11
     others = [("d2d4", 20), ("g1f3", 14), ("c2c4", 9), ("a2a3", 8), ("h2h4", -40)]
     rng = random.Random(7)
-    assert pick(best, others, margin, frozenset(), rng) in {("e2e4", 20), ("d2d4", 20)}   # a tie: drawn
-    assert pick(best, others, margin, frozenset({"e2e4"}), rng) == ("d2d4", 20)
-    assert pick(best, others, margin, frozenset({"e2e4", "d2d4"}), rng) == ("g1f3", 14)
-    assert pick(best, others, margin, frozenset({"e2e4", "d2d4", "g1f3"}), rng) == ("c2c4", 9)
-    # a2a3 is 12 below the best: outside 11, never played; each within played: the search's move again
-    assert pick(best, others, margin, frozenset({"e2e4", "d2d4", "g1f3", "c2c4"}), rng) == best
+    assert pick(best, others, margin, {}, rng) in {("e2e4", 20), ("d2d4", 20)}   # a tie: drawn
+    assert pick(best, others, margin, {"e2e4": 1}, rng) == ("d2d4", 20)
+    assert pick(best, others, margin, {"e2e4": 1, "d2d4": 1}, rng) == ("g1f3", 14)
+    assert pick(best, others, margin, {"e2e4": 1, "d2d4": 1, "g1f3": 1}, rng) == ("c2c4", 9)
+    # a2a3 is 12 below the best: outside 11, never played; each within played once: the best-scoring
+    each_once = {"e2e4": 1, "d2d4": 1, "g1f3": 1, "c2c4": 1}
+    assert pick(best, others, margin, each_once, rng) in {best, ("d2d4", 20)}
+    assert pick(best, others, margin, {"e2e4": 2, "d2d4": 2, "g1f3": 1, "c2c4": 1}, rng) == ("g1f3", 14)
 
 
 def test_pick_draws_evenly_among_equal_scores_and_the_seed_fixes_the_draw() -> None:
     best, others = ("e2e4", 5), [("d2d4", 5), ("g1f3", 5), ("c2c4", 1)]
-    counts = collections.Counter(pick(best, others, 10, frozenset(), random.Random(s))[0] for s in range(900))
+    counts = collections.Counter(pick(best, others, 10, {}, random.Random(s))[0] for s in range(900))
     assert set(counts) == {"e2e4", "d2d4", "g1f3"}
     assert all(n == pytest.approx(300, rel=0.2) for n in counts.values()), counts
-    first = [pick(best, others, 10, frozenset(), random.Random(3))[0] for _ in range(20)]
-    assert first == [pick(best, others, 10, frozenset(), random.Random(3))[0] for _ in range(20)]
+    first = [pick(best, others, 10, {}, random.Random(3))[0] for _ in range(20)]
+    assert first == [pick(best, others, 10, {}, random.Random(3))[0] for _ in range(20)]
 
 
 def test_a_score_above_the_searchs_best_counts_as_no_loss() -> None:
-    assert pick(("e2e4", 5), [("d2d4", 9)], 0, frozenset({"e2e4"}), random.Random(1)) == ("d2d4", 9)
+    assert pick(("e2e4", 5), [("d2d4", 9)], 0, {"e2e4": 1}, random.Random(1)) == ("d2d4", 9)
 
 
 def test_played_remembers_the_moves_of_each_position_and_forgets_the_least_recently_met() -> None:
@@ -62,10 +64,12 @@ def test_played_remembers_the_moves_of_each_position_and_forgets_the_least_recen
     played.add(1, "e2e4")
     played.add(1, "d2d4")
     played.add(2, "g1f3")
-    assert played.moves(1) == {"e2e4", "d2d4"} and played.moves(3) == frozenset()
+    assert played.moves(1) == {"e2e4": 1, "d2d4": 1} and played.moves(3) == {}
     played.add(1, "e2e4")                      # met again: now the most recent
     played.add(3, "c2c4")                      # a third position: 2, met least recently, is forgotten
-    assert len(played) == 2 and played.moves(2) == frozenset() and played.moves(1) == {"e2e4", "d2d4"}
+    assert len(played) == 2 and played.moves(2) == {} and played.moves(1) == {"e2e4": 2, "d2d4": 1}
+    played.moves(1)["e2e4"] = 9                # a copy: the memory is changed by add() alone
+    assert played.moves(1)["e2e4"] == 2
     with pytest.raises(ValueError, match="capacity"):
         Played(capacity=0)
 
@@ -101,7 +105,7 @@ def test_the_words_say_how_many_and_which() -> None:
     assert describe(1, 15, ("e2e4", 3), ("e2e4", 3)) == (
         "variety: played here before, no other move within 15 cp")
     assert describe(3, 15, ("e2e4", 3), ("e2e4", 3)) == (
-        "variety: the search's e2e4 again, each of the 3 within 15 cp played here")
+        "variety: the search's e2e4, the least played here of the 3 within 15 cp")
     assert describe(3, 15, ("d2d4", 3 - PAWN // 10), ("e2e4", 3)) == (
         f"variety: d2d4 among 3 within 15 cp, {-round((PAWN // 10) * 100 / PAWN):+d} cp from the "
         "search's e2e4")
@@ -201,7 +205,8 @@ def test_a_repeated_game_leaves_at_its_first_untried_move_within_the_margin_and_
     left = next(i for i, (a, b) in enumerate(zip(first, second, strict=True)) if a != b)
     assert left < 4 and f" from the search's {first[left]}" in details[left], details
     assert details[left].startswith(f"variety: {second[left]} among ")
-    assert all(d.startswith("variety: played here before") or " again, " in d for d in details[:left])
+    assert all(d.startswith("variety: played here before") or " the least played " in d
+               for d in details[:left])
     assert details[4:] == ["", ""]
 
 
