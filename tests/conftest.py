@@ -55,17 +55,18 @@ def data_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _records_outside_the_repo(tmp_path_factory, monkeypatch):
     """Game records (bot.games.records, on by default, directory "games") of in-process bots go to a
-    temporary directory, not into the working tree; an absolute `records.directory` is kept."""
+    temporary directory of the test, not into the working tree, and are read back from there (variety's
+    memory at start); an absolute `records.directory` is kept."""
     from bot.games import records
 
-    real = records.path_for
+    real = records.directory_of
     root = tmp_path_factory.mktemp("records")
 
-    def rooted(cfg, record):
-        path = real(cfg, record)
+    def rooted(cfg):
+        path = real(cfg)
         return path if path.is_absolute() else root / path
 
-    monkeypatch.setattr(records, "path_for", rooted)
+    monkeypatch.setattr(records, "directory_of", rooted)
 
 
 def _sandbox_arguments(node: pytest.Item | pytest.Module) -> dict:

@@ -306,6 +306,7 @@ class Runner:
         log.info("settings: %s%s", self.cfg.source or "the defaults",
                  f"; memory: {self.memory_plan.describe()}" if self.memory_plan else "")
         self.sources = startup.make_sources(self.cfg)  # first: a book or tables that cannot be opened stop it
+        startup.remember_recorded(self.cfg, self.me, self.played)
         try:
             # Nothing that can accept a challenge or make a move starts before the search is compiled
             # and every game's hash table is allocated and touched.

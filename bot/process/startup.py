@@ -1,7 +1,7 @@
-"""What the bot does once before it plays: the account checked, the search loaded, the hash tables and
-the outside move sources made. Each is one function of the settings; a start that cannot go on raises
-StartupError, one line for the owner (exit code 2). The runner (bot/process/runner.py) calls them in
-this order before its control loop starts.
+"""What the bot does once before it plays: the account checked, the outside move sources made, variety's
+memory read back from the records, the search loaded, the hash tables made. Each is one function of
+the settings; a start that cannot go on raises StartupError, one line for the owner (exit code 2). The
+runner (bot/process/runner.py) calls them in this order before its control loop starts.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ import threading
 import time
 
 from bot.config import Config, ConfigError
+from bot.games import records, rules
 from bot.lichess import ClientError, Lichess, RateLimited, Stopped, TransientError
 from bot.lichess_types import Account
 from bot.process.tables import TablePool
 from bot.sources.chain import move_sources
 from bot.sources.outside import MoveSource
+from engine.variety import Played
 
 log = logging.getLogger("bot.process.runner")  # the start's lines read as the runner's, as they always did
 
@@ -64,6 +66,21 @@ def warm_up_engine() -> None:
            "compiled now: no cache for this source and CPU yet (it is saved for the next start)")
     log.info("engine ready in %.1f s (search %s in %.1f s; cache %s)", time.monotonic() - started, how,
              search.LOAD_SECONDS, engine.cache_location())
+
+
+def remember_recorded(cfg: Config, me: str, played: Played) -> None:
+    """Variety's memory (engine/variety.py) from the games on record, so that a restart does not forget
+    which lines the bot played: only when both variety and the records are on."""
+    if rules.variety(cfg.engine, played) is None or not cfg.records.enabled:
+        return
+    started = time.monotonic()
+    directory = records.directory_of(cfg.records)
+    games, moves = records.early_moves(directory, me, cfg.engine.variety_until_move)
+    for key, move in moves:
+        played.add(key, move)
+    if games:
+        log.info("variety: %d early positions remembered from %d recorded game(s) in %s (%.1f s)",
+                 len(played), games, directory, time.monotonic() - started)
 
 
 def make_tables(cfg: Config) -> TablePool:

@@ -13,6 +13,7 @@ import logging
 import pytest
 
 from bot.sandbox import EngineOpponent
+from tests.helpers import wait_for
 from tools.variety_run import alike_pairs
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox(keepalive_s=1.0, seed=1)]
@@ -48,3 +49,21 @@ def test_with_variety_the_games_differ_and_each_move_says_why(sandbox, bot_for, 
     assert noted == searched and len(noted) >= 6 * BOT_MOVES - 1
     assert all("(variety: a new position" in line for line in noted[:BOT_MOVES])   # the first game's
     assert sum(" from the search's " in line for line in noted) >= 5                # a way out of each later
+
+
+def test_a_restarted_bot_remembers_from_its_records_the_lines_it_played(sandbox, bot_for, caplog, tmp_path):
+    caplog.set_level(logging.INFO)
+    settings = {"book": {"enabled": False}, "records": {"directory": str(tmp_path)},
+                "engine": {"variety_cp": 30, "variety_until_move": 10, "ponder": False}}
+    first = bot_for(**settings)
+    before = _openings(sandbox, 1)
+    assert wait_for(lambda: list(tmp_path.glob("*.pgn")), 10)      # the game recorded
+    first.stop()
+    caplog.clear()
+    bot_for(**settings)                                              # a new process, as after a restart
+    after = _openings(sandbox, 1)
+    assert after != before
+    said = [r.getMessage() for r in caplog.records]
+    assert any(f"early positions remembered from 1 recorded game(s) in {tmp_path}" in m for m in said), said
+    notes = [m for m in said if "(variety: " in m]
+    assert "(variety: a new position)" not in notes[0]              # its first move was remembered

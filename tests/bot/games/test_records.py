@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 
 import chess
 import chess.pgn
+import chess.polyglot
 import pytest
 
 from bot.config import RecordsConfig
@@ -171,3 +173,43 @@ def test_a_game_resumed_after_a_restart_is_recorded_whole(sandbox, tmp_path):
     played_before = (before + 1) // 2  # our moves the first process made
     assert all(n.comment == "" for n in ours[:played_before])  # no notes survive a restart
     assert all(CLK.search(n.comment) for n in ours[played_before:]), [n.comment for n in ours]
+
+
+# ---------------------------------------------------------------- read back for variety's memory
+
+
+def _record(gid: str, white: str, black: str, moves: list[str], **kw) -> records.GameRecord:
+    return records.GameRecord(gid, white=white, black=black, status="resign", winner="white", moves=moves,
+                              bot_color=chess.WHITE if white == "umax-bot" else chess.BLACK, **kw)
+
+
+def _keys_after(moves: list[str]) -> list[int]:
+    """The Polyglot key before each of ``moves`` from the initial position."""
+    board, keys = chess.Board(), []
+    for move in moves:
+        keys.append(chess.polyglot.zobrist_hash(board))
+        board.push_uci(move)
+    return keys
+
+
+def test_early_moves_gives_back_our_moves_up_to_the_move_number_oldest_game_first(tmp_path):
+    line = ["e2e4", "e7e5", "g1f3", "b8c6", "f1b5", "a7a6", "b5a4", "g8f6"]
+    per_game = RecordsConfig(directory=str(tmp_path))
+    written = [records.write(per_game, _record("old11111", "Umax-Bot", "bob", line), "http://h"),
+               records.write(per_game, _record("new22222", "alice", "umax-bot", line[:4]), "http://h"),
+               records.write(per_game, _record("lvl33333", "umax-bot", "carol", line, level=1200), "http://h"),
+               records.write(per_game, _record("other444", "dave", "erin", line), "http://h"),
+               tmp_path / "junk.pgn"]
+    written[-1].write_bytes(b"\xff\xfe not a game at all {")
+    for age, path in enumerate(written):
+        os.utime(path, (1_000 * (age + 1),) * 2)           # oldest first, as listed
+    keys = _keys_after(line)
+    games, moves = records.early_moves(tmp_path, "umax-bot", until_move=2)
+    # as White through move 2 (e4, Nf3), then as Black (e5, Nc6); the game at a level, the game of two
+    # others and the junk give nothing
+    assert moves == [(keys[0], "e2e4"), (keys[2], "g1f3"), (keys[1], "e7e5"), (keys[3], "b8c6")]
+    assert games == 2
+    newest = records.early_moves(tmp_path, "umax-bot", until_move=2, max_games=1)
+    assert newest == (1, moves[2:])
+    assert records.early_moves(tmp_path, "umax-bot", until_move=1) == (2, [moves[0], moves[2]])
+    assert records.early_moves(tmp_path / "missing", "umax-bot", until_move=2) == (0, [])
