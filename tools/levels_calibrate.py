@@ -1,6 +1,7 @@
 """Calibrate the strength levels (engine/levels.py) on Stockfish 15.1's UCI_Elo scale: issue 47's table.
 
-    python -m tools.levels_calibrate [--games 100] [--tc 10+0.1] [--rungs 600,800,...] [--out DIR] [--resume]
+    python -m tools.levels_calibrate [--games 200] [--chain-games 400] [--tc 10+0.1] [--rungs 600,800,...]
+                                     [--out DIR] [--resume]
 
 Each rung of the ladder plays a match through tools.match (the engine's UCI front-end with
 ``UCI_LimitStrength=true`` and ``UCI_Elo`` at the rung's label; no pondering: a level keeps its node
@@ -9,10 +10,13 @@ balanced openings, each with both colours:
 
 * a rung labelled at or above Stockfish's lowest ``UCI_Elo`` (1350 in 15.1) against Stockfish at its
   own label (``Threads 1``, ``Hash 16``): its measured Elo is the label plus the match's difference;
-* a rung at most MAX_GAP below that against Stockfish at 1350: a score near 10 % still measures to
-  about +-75 Elo in 200 games, closer than a chain of two links through the rungs above;
-* a rung further down against the rung above it (umax against umax), measured from that rung's
-  measured Elo (and its margin added: the chain's margins add up as independent errors do).
+* a rung below that against the rung above it (umax against umax, ``--chain-games`` games: both sides
+  move in milliseconds, so a link's games are cheap), measured from that rung's measured Elo (and its
+  margin added: the chain's margins add up as independent errors do).
+
+(A rung below 1350 used to play Stockfish at 1350 when its label was within 400 of it. The labels were
+too high: the 1200 rung scored 6.5 % there, a margin of +-100 in 168 games; neighbours on the ladder
+score 15 to 35 % against each other, where a game says most.)
 
 The rungs are played from the top down, so each chained rung finds the one above measured. The table
 it prints (rung, opponent, games, W-L-D, score, difference, measured Elo with its 95 % margin) is
@@ -33,7 +37,6 @@ from tools import match
 
 STOCKFISH = "/usr/games/stockfish"
 STOCKFISH_MIN_ELO = 1350          # Stockfish 15.1's UCI_Elo minimum
-MAX_GAP = 400                     # how far below that a rung still plays Stockfish (a score above ~9 %)
 UMAX = "python -m engine uci"
 
 
@@ -52,14 +55,11 @@ class Pairing:
 
 def plan(rungs: list[int], labels: list[int]) -> list[Pairing]:
     """The matches for ``rungs`` (of the ladder's ``labels``), top down: a rung Stockfish can meet at
-    its own label plays Stockfish there; one at most MAX_GAP below Stockfish's lowest plays it at its
-    lowest; one further down plays the next rung of the ladder above it."""
+    its own label plays Stockfish there; one below plays the next rung of the ladder above it."""
     pairings = []
     for rung in sorted(rungs, reverse=True):
         if rung >= STOCKFISH_MIN_ELO:
             pairings.append(Pairing(rung, rung, True))
-        elif STOCKFISH_MIN_ELO - rung <= MAX_GAP:
-            pairings.append(Pairing(rung, STOCKFISH_MIN_ELO, True))
         else:
             above = min(label for label in labels if label > rung)
             pairings.append(Pairing(rung, above, False))
@@ -106,17 +106,18 @@ def score(pgn: Path, tc: str, games: int) -> tuple[int, int, int]:
     return wins, losses, draws
 
 
-def run(rungs: list[int], games: int, tc: str, out: Path, resume: bool) -> int:
+def run(rungs: list[int], games: int, chain_games: int, tc: str, out: Path, resume: bool) -> int:
     out.mkdir(parents=True, exist_ok=True)
     known: dict[int, Measured] = {}
     rows = ["| rung | opponent | games | W-L-D | score | difference | measured Elo |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for p in plan(rungs, [r.elo for r in LADDER]):
         pgn = out / f"{p.name}.pgn"
-        code = match.main(match_args(p, games, tc, pgn, resume))
+        n_games = games if p.stockfish else chain_games
+        code = match.main(match_args(p, n_games, tc, pgn, resume))
         if code != 0:
             return code
-        wins, losses, draws = score(pgn, tc, games)
+        wins, losses, draws = score(pgn, tc, n_games)
         n = wins + losses + draws
         diff, margin = match.elo_with_margin(wins, losses, draws)
         m = measured(p, diff, margin, known)
@@ -135,7 +136,8 @@ def run(rungs: list[int], games: int, tc: str, out: Path, resume: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.levels_calibrate",
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--games", type=int, default=100, help="games per rung")
+    p.add_argument("--games", type=int, default=200, help="games of a rung against Stockfish")
+    p.add_argument("--chain-games", type=int, default=400, help="games of a rung against the rung above")
     p.add_argument("--tc", default="10+0.1")
     p.add_argument("--rungs", default=",".join(str(r.elo) for r in LADDER[:-1]),
                    help="comma-separated labels of the ladder (default: every rung below full strength)")
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     rungs = [int(x) for x in args.rungs.split(",")]
     if bad := [r for r in rungs if r not in labels]:
         p.error(f"--rungs: {bad} not on the ladder ({', '.join(str(r) for r in sorted(labels))})")
-    return run(rungs, args.games, args.tc, args.out, args.resume)
+    return run(rungs, args.games, args.chain_games, args.tc, args.out, args.resume)
 
 
 if __name__ == "__main__":

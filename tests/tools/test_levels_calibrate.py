@@ -13,12 +13,12 @@ from tools import levels_calibrate as lc
 LABELS = [600, 800, 1000, 1200, 1400, 1600, 1800]
 
 
-def test_rungs_near_stockfish_play_it_and_the_others_chain_upwards_from_the_top() -> None:
+def test_rungs_stockfish_can_meet_play_it_and_the_others_chain_upwards_from_the_top() -> None:
     plan = lc.plan([600, 1400, 1000, 1200, 800], LABELS)
-    # 1400 at its label; 1200 and 1000 (within 400 of 1350) at Stockfish's lowest; 800 and 600 chained
+    # 1400 at its label; the rest below Stockfish's lowest (1350), each against the rung above it
     assert [(p.rung, p.anchor, p.stockfish) for p in plan] == [
-        (1400, 1400, True), (1200, 1350, True), (1000, 1350, True), (800, 1000, False), (600, 800, False)]
-    assert lc.measured(plan[1], -100.0, 60.0, {}) == lc.Measured(1250.0, 60.0)
+        (1400, 1400, True), (1200, 1400, False), (1000, 1200, False), (800, 1000, False), (600, 800, False)]
+    assert lc.measured(plan[0], -100.0, 60.0, {}) == lc.Measured(1300.0, 60.0)
 
 
 def test_a_chained_rung_adds_its_difference_and_its_margin_to_the_rung_above() -> None:
@@ -31,7 +31,7 @@ def test_a_chained_rung_adds_its_difference_and_its_margin_to_the_rung_above() -
 
 @pytest.mark.slow
 def test_a_short_chained_match_prints_its_row(tmp_path, capsys) -> None:
-    assert lc.main(["--rungs", "600", "--games", "2", "--tc", "5+0.05", "--out", str(tmp_path)]) == 0
+    assert lc.main(["--rungs", "600", "--chain-games", "2", "--tc", "5+0.05", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
     row = [line for line in out if line.startswith("| 600 | level 800 | 2 |")]
     assert row, "no row for rung 600"
