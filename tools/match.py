@@ -30,7 +30,8 @@ The time manager with and without pondering from one commit::
 
 Limits: ``--tc BASE+INC`` in seconds (the script keeps the clocks: the wall time of each ``play()``
 is charged to the mover, who loses on time when the clock falls below ``-time_margin``), or a fixed
-``--movetime``, ``--nodes`` or ``--depth`` per move.
+``--movetime``, ``--nodes`` or ``--depth`` per move. ``--engine1-depth`` / ``--engine2-depth`` cap one
+engine's depth on top of that (a weaker anchor on the same clock, e.g. Fairy-Max's ``sd``).
 
 Each move of the PGN carries ``[%emt]`` (its time) and, with ``--tc``, ``[%clk]`` (the clock after
 it); a move of this project's engine also the words of its choice, when it made one (``NOTED``: what a
@@ -65,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import datetime
 import io
 import math
@@ -202,9 +204,11 @@ class EngineSpec:
     options: dict[str, object] = field(default_factory=dict)
     name: str | None = None
     ponder: bool = False                  # think on the opponent's time (go ponder / ponderhit)
+    depth: int | None = None              # a depth no search of it goes past, on top of the clock
 
     @classmethod
-    def parse(cls, text: str, options: list[str], name: str | None, ponder: bool = False) -> EngineSpec:
+    def parse(cls, text: str, options: list[str], name: str | None, ponder: bool = False,
+              depth: int | None = None) -> EngineSpec:
         protocol = "uci"
         for prefix in ("uci:", "xboard:"):
             if text.startswith(prefix):
@@ -217,7 +221,14 @@ class EngineSpec:
         parsed = dict(parse_option(o) for o in options)
         if ponder and protocol != "uci":
             raise ValueError("pondering is supported for UCI engines only")
-        return cls(command=command, protocol=protocol, options=parsed, name=name, ponder=ponder)
+        if depth is not None and depth < 1:
+            raise ValueError(f"a depth cap must be at least 1, got {depth}")
+        return cls(command=command, protocol=protocol, options=parsed, name=name, ponder=ponder, depth=depth)
+
+    def limit(self, base: chess.engine.Limit) -> chess.engine.Limit:
+        """The match's limit for this engine's move, with its own depth cap (an anchor weakened
+        without touching its clock: Fairy-Max's ``sd``, a UCI engine's ``go depth``)."""
+        return base if self.depth is None else dataclasses.replace(base, depth=self.depth)
 
     @property
     def info(self) -> chess.engine.Info:
@@ -378,8 +389,9 @@ class Match:
                 limit = chess.engine.Limit(time=lim.movetime, nodes=lim.nodes, depth=lim.depth)
             start_t = time.perf_counter()
             try:
-                played = engines[i].play(board, limit, game=game_id, ponder=self.specs[i].ponder,
-                                         info=self.specs[i].info)
+                spec = self.specs[i]
+                played = engines[i].play(board, spec.limit(limit), game=game_id, ponder=spec.ponder,
+                                         info=spec.info)
             except chess.engine.EngineTerminatedError as exc:
                 self._drop(i)
                 result, termination = loser_result, f"engine crash: {exc}"
@@ -554,6 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine2-name")
     p.add_argument("--engine1-ponder", action="store_true", help="engine 1 ponders (UCI go ponder/ponderhit)")
     p.add_argument("--engine2-ponder", action="store_true", help="engine 2 ponders")
+    p.add_argument("--engine1-depth", type=int, help="engine 1 searches no deeper than this, on any clock")
+    p.add_argument("--engine2-depth", type=int, help="engine 2 searches no deeper than this, on any clock")
     p.add_argument("--tc", help="time control BASE+INC in seconds, e.g. 10+0.1")
     p.add_argument("--movetime", type=float, help="seconds per move")
     p.add_argument("--nodes", type=int, help="nodes per move")
@@ -586,8 +600,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         limits.movetime, limits.nodes, limits.depth = args.movetime, args.nodes, args.depth
     try:
-        spec1 = EngineSpec.parse(args.engine1, args.engine1_option, args.engine1_name, args.engine1_ponder)
-        spec2 = EngineSpec.parse(args.engine2, args.engine2_option, args.engine2_name, args.engine2_ponder)
+        spec1 = EngineSpec.parse(args.engine1, args.engine1_option, args.engine1_name, args.engine1_ponder,
+                                 args.engine1_depth)
+        spec2 = EngineSpec.parse(args.engine2, args.engine2_option, args.engine2_name, args.engine2_ponder,
+                                 args.engine2_depth)
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import pytest
 
@@ -141,6 +142,17 @@ def test_engine_spec_parsing() -> None:
     assert EngineSpec.parse("python -m engine uci", ["Time Horizon=20"], None, ponder=True).ponder
     with pytest.raises(ValueError, match="UCI engines only"):
         EngineSpec.parse("xboard:/usr/games/fairymax", [], None, ponder=True)
+
+
+def test_a_depth_cap_is_added_to_its_engines_limit_alone() -> None:
+    clock = chess.engine.Limit(white_clock=9.5, black_clock=8.0, white_inc=0.1, black_inc=0.1)
+    capped = EngineSpec.parse("xboard:/usr/games/fairymax", [], "fm", depth=3)
+    assert capped.limit(clock) == chess.engine.Limit(white_clock=9.5, black_clock=8.0, white_inc=0.1,
+                                                     black_inc=0.1, depth=3)
+    assert clock.depth is None                                    # the match's own limit is unchanged
+    assert EngineSpec.parse("python -m engine uci", [], None).limit(clock) is clock
+    with pytest.raises(ValueError, match="depth cap"):
+        EngineSpec.parse("xboard:/usr/games/fairymax", [], None, depth=0)
 
 
 def test_illegal_moves_lose(fake_engine: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
