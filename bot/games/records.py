@@ -244,7 +244,7 @@ def _early_moves_in(path: Path, me: str, until_move: int) -> list[list[tuple[int
             while (game := chess.pgn.read_game(handle, Visitor=lambda: _EarlyMoves(me, until_move))):
                 if game.ours is not None and not game.failed:
                     games.append(game.moves)
-    except OSError:
+    except (OSError, ValueError):
         log.warning("records: %s could not be read back; skipped", path)
     return games
 
