@@ -1,28 +1,31 @@
 """Calibrate the strength levels (engine/levels.py) on Stockfish 15.1's UCI_Elo scale: issue 47's table.
 
     python -m tools.levels_calibrate [--games 200] [--chain-games 400] [--tc 10+0.1] [--rungs 600,800,...]
+                                     [--anchors fairymax-d3,...] [--against 1000=fairymax-d3,...]
                                      [--out DIR] [--resume]
 
-Each rung of the ladder plays a match through tools.match (the engine's UCI front-end with
+Each match runs through tools.match (a level is the engine's UCI front-end with
 ``UCI_LimitStrength=true`` and ``UCI_Elo`` at the rung's label; no pondering: a level keeps its node
 budget on the opponent's time anyway, so two games run at once on two cores), with the match tool's
 balanced openings, each with both colours:
 
 * a rung labelled at or above Stockfish's lowest ``UCI_Elo`` (1350 in 15.1) against Stockfish at its
   own label (``Threads 1``, ``Hash 16``): its measured Elo is the label plus the match's difference;
-* a rung below that against the rung above it (umax against umax, ``--chain-games`` games: both sides
-  move in milliseconds, so a link's games are cheap), measured from that rung's measured Elo (and its
-  margin added: the chain's margins add up as independent errors do).
+* each ``--anchors`` (``ANCHORS``: Fairy-Max with its depth capped, another engine) against Stockfish
+  at 1350, first;
+* a rung below 1350 against the anchor ``--against`` names for it, else against the rung above it
+  (umax against umax), ``--chain-games`` games (quick: a level moves in milliseconds), measured from
+  the opponent's measured Elo with its margin added (independent errors add so).
 
-(A rung below 1350 used to play Stockfish at 1350 when its label was within 400 of it. The labels were
-too high: the 1200 rung scored 6.8 % there, 894 +/- 91 in 200 games. Chained to the 1400 rung it
-measured 681 +/- 96: level against level is self-play, which widens differences, so the chain is not
-yet the answer below Stockfish's floor: docs/PERFORMANCE.md "Strength levels".)
+Level against level is self-play, which widens differences: chained to the 1400 rung, the 1200 rung
+measured 681 +/- 96, against Stockfish at 1350 894 +/- 91 (docs/PERFORMANCE.md "Strength levels").
+Hence the anchors of another engine below Stockfish's floor.
 
-The rungs are played from the top down, so each chained rung finds the one above measured. The table
-it prints (rung, opponent, games, W-L-D, score, difference, measured Elo with its 95 % margin) is
-what docs/PERFORMANCE.md's "Strength levels" records, with the date, commit and command. Stockfish is
-installed by tools/strength when missing (a benchmark needs it; CI does not).
+The matches run in the order ``plan`` gives (anchors, then the rungs top down), so each finds its
+opponent measured. The table it prints (player, opponent, games, W-L-D, score, difference, measured
+Elo with its 95 % margin) is what docs/PERFORMANCE.md's "Strength levels" records, with the date,
+commit and command. Stockfish and Fairy-Max are installed by tools/strength when missing (a benchmark
+needs them; CI does not).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,31 +43,74 @@ from tools import match
 STOCKFISH = "/usr/games/stockfish"
 STOCKFISH_MIN_ELO = 1350          # Stockfish 15.1's UCI_Elo minimum
 UMAX = "python -m engine uci"
+FAIRYMAX = "xboard:/usr/games/fairymax"
+
+
+@dataclass(frozen=True)
+class Player:
+    """One side of a calibration match: a level, Stockfish at a ``UCI_Elo`` (``fixed``: the scale's
+    own point), or an anchor of another engine (Fairy-Max with its depth capped)."""
+
+    name: str                     # in the files' names and the table: level-1200, stockfish-1350
+    shown: str                    # in the PGN: umax-level-1200, Stockfish-1350
+    engine: str
+    options: tuple[str, ...] = ()
+    depth: int | None = None
+    fixed: float | None = None
+
+    def args(self, side: int) -> list[str]:
+        """The match tool's arguments for this player as engine ``side`` (1 or 2)."""
+        flag = f"--engine{side}"
+        args = [flag, self.engine, f"{flag}-name", self.shown]
+        for option in self.options:
+            args += [f"{flag}-option", option]
+        return args + ([f"{flag}-depth", str(self.depth)] if self.depth is not None else [])
+
+
+def level(rung: int) -> Player:
+    return Player(f"level-{rung}", f"umax-level-{rung}", UMAX, ("UCI_LimitStrength=true", f"UCI_Elo={rung}"))
+
+
+def stockfish(elo: int) -> Player:
+    return Player(f"stockfish-{elo}", f"Stockfish-{elo}", STOCKFISH,
+                  ("Threads=1", "Hash=16", "UCI_LimitStrength=true", f"UCI_Elo={elo}"), fixed=float(elo))
+
+
+# Anchors below Stockfish's floor: another engine, so that a rung's match against one is not self-play
+# (a level against a level widens differences: docs/PERFORMANCE.md "Strength levels"). Each is measured
+# against Stockfish at its lowest first.
+ANCHORS = {f"fairymax-d{depth}": Player(f"fairymax-d{depth}", f"Fairy-Max-d{depth}", FAIRYMAX, depth=depth)
+           for depth in (1, 2, 3, 4)}
 
 
 @dataclass(frozen=True)
 class Pairing:
-    """One rung's match: against Stockfish at ``anchor``, or against the rung ``anchor`` (chained)."""
+    """One match: ``player`` (measured by it) against ``opponent`` (Stockfish, or measured before)."""
 
-    rung: int
-    anchor: int
-    stockfish: bool
+    player: Player
+    opponent: Player
 
     @property
     def name(self) -> str:
-        return f"level-{self.rung}-vs-{'stockfish' if self.stockfish else 'level'}-{self.anchor}"
+        return f"{self.player.name}-vs-{self.opponent.name}"
 
 
-def plan(rungs: list[int], labels: list[int]) -> list[Pairing]:
-    """The matches for ``rungs`` (of the ladder's ``labels``), top down: a rung Stockfish can meet at
-    its own label plays Stockfish there; one below plays the next rung of the ladder above it."""
-    pairings = []
+def plan(rungs: list[int], labels: list[int], anchors: Sequence[str] = (),
+         against: dict[int, str] | None = None) -> list[Pairing]:
+    """The matches, in the order they must be played: each anchor against Stockfish at its lowest;
+    then the ``rungs`` (of the ladder's ``labels``) top down: a rung Stockfish can meet at its own label
+    plays Stockfish there; one below plays the anchor ``against`` names for it, else the next rung of
+    the ladder above it."""
+    against = against or {}
+    pairings = [Pairing(ANCHORS[name], stockfish(STOCKFISH_MIN_ELO)) for name in anchors]
     for rung in sorted(rungs, reverse=True):
         if rung >= STOCKFISH_MIN_ELO:
-            pairings.append(Pairing(rung, rung, True))
+            pairings.append(Pairing(level(rung), stockfish(rung)))
+        elif rung in against:
+            pairings.append(Pairing(level(rung), ANCHORS[against[rung]]))
         else:
             above = min(label for label in labels if label > rung)
-            pairings.append(Pairing(rung, above, False))
+            pairings.append(Pairing(level(rung), level(above)))
     return pairings
 
 
@@ -73,28 +120,20 @@ class Measured:
     margin: float
 
 
-def measured(pairing: Pairing, diff: float, margin: float, known: dict[int, Measured]) -> Measured | None:
-    """The rung's Elo from its match's difference: on Stockfish's label, or on the measured rung above
-    (None when that rung has not been measured)."""
-    if pairing.stockfish:
-        return Measured(pairing.anchor + diff, margin)
-    base = known.get(pairing.anchor)
+def measured(pairing: Pairing, diff: float, margin: float, known: dict[str, Measured]) -> Measured | None:
+    """The player's Elo from its match's difference: on Stockfish's label, or on the opponent's
+    measured Elo, the margins added (None when the opponent has not been measured)."""
+    if pairing.opponent.fixed is not None:
+        return Measured(pairing.opponent.fixed + diff, margin)
+    base = known.get(pairing.opponent.name)
     if base is None:
         return None
     return Measured(base.elo + diff, math.hypot(base.margin, margin))
 
 
 def match_args(p: Pairing, games: int, tc: str, pgn: Path, resume: bool) -> list[str]:
-    args = ["--engine1", UMAX, "--engine1-name", f"umax-level-{p.rung}",
-            "--engine1-option", "UCI_LimitStrength=true", "--engine1-option", f"UCI_Elo={p.rung}",
+    args = [*p.player.args(1), *p.opponent.args(2),
             "--games", str(games), "--tc", tc, "--concurrency", "2", "--pgn", str(pgn), "--quiet"]
-    if p.stockfish:
-        args += ["--engine2", STOCKFISH, "--engine2-name", f"Stockfish-{p.anchor}",
-                 "--engine2-option", "Threads=1", "--engine2-option", "Hash=16",
-                 "--engine2-option", "UCI_LimitStrength=true", "--engine2-option", f"UCI_Elo={p.anchor}"]
-    else:
-        args += ["--engine2", UMAX, "--engine2-name", f"umax-level-{p.anchor}",
-                 "--engine2-option", "UCI_LimitStrength=true", "--engine2-option", f"UCI_Elo={p.anchor}"]
     return args + (["--resume"] if resume else [])
 
 
@@ -107,14 +146,14 @@ def score(pgn: Path, tc: str, games: int) -> tuple[int, int, int]:
     return wins, losses, draws
 
 
-def run(rungs: list[int], games: int, chain_games: int, tc: str, out: Path, resume: bool) -> int:
+def run(pairings: list[Pairing], games: int, chain_games: int, tc: str, out: Path, resume: bool) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    known: dict[int, Measured] = {}
-    rows = ["| rung | opponent | games | W-L-D | score | difference | measured Elo |",
+    known: dict[str, Measured] = {}
+    rows = ["| player | opponent | games | W-L-D | score | difference | measured Elo |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
-    for p in plan(rungs, [r.elo for r in LADDER]):
+    for p in pairings:
         pgn = out / f"{p.name}.pgn"
-        n_games = games if p.stockfish else chain_games
+        n_games = games if p.opponent.fixed is not None else chain_games
         code = match.main(match_args(p, n_games, tc, pgn, resume))
         if code != 0:
             return code
@@ -123,11 +162,10 @@ def run(rungs: list[int], games: int, chain_games: int, tc: str, out: Path, resu
         diff, margin = match.elo_with_margin(wins, losses, draws)
         m = measured(p, diff, margin, known)
         if m is not None:
-            known[p.rung] = m
-        opponent = f"Stockfish UCI_Elo {p.anchor}" if p.stockfish else f"level {p.anchor}"
+            known[p.player.name] = m
         shown = "?" if m is None else f"{m.elo:.0f} +/- {m.margin:.0f}"
         pct = 100 * (wins + draws / 2) / max(1, n)
-        rows.append(f"| {p.rung} | {opponent} | {n} | {wins}-{losses}-{draws} | {pct:.1f} % | "
+        rows.append(f"| {p.player.name} | {p.opponent.name} | {n} | {wins}-{losses}-{draws} | {pct:.1f} % | "
                     f"{diff:+.0f} +/- {margin:.0f} | {shown} |")
         print(rows[-1], flush=True)
     print("\n".join(rows))
@@ -138,18 +176,32 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.levels_calibrate",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--games", type=int, default=200, help="games of a rung against Stockfish")
-    p.add_argument("--chain-games", type=int, default=400, help="games of a rung against the rung above")
+    p.add_argument("--chain-games", type=int, default=400,
+                   help="games of a match whose opponent is not Stockfish (a rung above, an anchor)")
+    p.add_argument("--anchors", default="", help=f"comma-separated, of {', '.join(ANCHORS)}: each plays "
+                   f"Stockfish at {STOCKFISH_MIN_ELO} first")
+    p.add_argument("--against", default="", metavar="RUNG=ANCHOR,...",
+                   help="a rung below Stockfish's floor plays this anchor instead of the rung above")
     p.add_argument("--tc", default="10+0.1")
     p.add_argument("--rungs", default=",".join(str(r.elo) for r in LADDER[:-1]),
                    help="comma-separated labels of the ladder (default: every rung below full strength)")
     p.add_argument("--out", type=Path, default=Path("/tmp/umax-levels"))
     p.add_argument("--resume", action="store_true", help="keep the games already in each rung's PGN")
     args = p.parse_args(argv)
-    labels = {r.elo for r in LADDER}
-    rungs = [int(x) for x in args.rungs.split(",")]
+    labels = sorted(r.elo for r in LADDER)
+    rungs = [int(x) for x in args.rungs.split(",") if x]
     if bad := [r for r in rungs if r not in labels]:
-        p.error(f"--rungs: {bad} not on the ladder ({', '.join(str(r) for r in sorted(labels))})")
-    return run(rungs, args.games, args.chain_games, args.tc, args.out, args.resume)
+        p.error(f"--rungs: {bad} not on the ladder ({', '.join(str(r) for r in labels)})")
+    anchors = [x for x in args.anchors.split(",") if x]
+    against = dict(pair.split("=", 1) for pair in args.against.split(",") if "=" in pair)
+    if bad_names := [x for x in [*anchors, *against.values()] if x not in ANCHORS]:
+        p.error(f"--anchors/--against: {bad_names} unknown; choose from {', '.join(ANCHORS)}")
+    try:
+        against_rungs = {int(rung): name for rung, name in against.items()}
+    except ValueError:
+        p.error(f"--against: RUNG=ANCHOR pairs, the rung a number, got {args.against!r}")
+    pairings = plan(rungs, labels, anchors, against_rungs)
+    return run(pairings, args.games, args.chain_games, args.tc, args.out, args.resume)
 
 
 if __name__ == "__main__":
