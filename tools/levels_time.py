@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import chess
 import chess.engine
 
-from tools.match import parse_tc
-
-ROOT = Path(__file__).resolve().parent.parent
+from tools.match import EngineSpec, parse_tc
 
 
 def positions(engine: chess.engine.SimpleEngine, plies: int) -> list[chess.Board]:
@@ -50,7 +46,7 @@ def move_times(engine: chess.engine.SimpleEngine, boards: list[chess.Board], bas
 
 def run(clocks: list[str], levels: list[str], plies: int) -> list[tuple[str, str, list[float]]]:
     rows = []
-    engine = chess.engine.SimpleEngine.popen_uci([sys.executable, "-m", "engine", "uci"], cwd=ROOT)
+    engine = EngineSpec.parse("python -m engine uci", [], None).open()   # as tools.match opens it
     try:
         boards = positions(engine, plies)
         for level in levels:
