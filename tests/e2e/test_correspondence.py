@@ -7,6 +7,7 @@ is still answered.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -53,22 +54,34 @@ def play_to_the_end(sb: Sandbox, corr: str, opponent: str, status: str, records:
     return gid
 
 
+class HeldBack(RandomOpponent):
+    """Random moves, but its first one only once the test lets it go (`go.set()`): until then the
+    bot waits on the opponent's turn for as long as the test needs to look at it."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed=seed, think_s=0.2)
+        self.go = threading.Event()
+
+    def act(self, view):
+        self.go.wait(timeout=60)
+        return super().act(view)
+
+
 def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
     bot = start(sandbox)
+    opponent = HeldBack(seed=3)
     try:
-        # The opponent answers after 1.5 s: long enough to see the bot holding nothing meanwhile.
-        corr = sandbox.send_challenge("carol", clock=None, days=3, color="black",
-                                      opponent=RandomOpponent(seed=3, think_s=1.5))
+        corr = sandbox.send_challenge("carol", clock=None, days=3, color="black", opponent=opponent)
         assert sandbox.wait_challenge_answered(corr, timeout=10) == "accepted"
         gid = sandbox.challenge(corr).game_id
         assert sandbox.wait_until(lambda: bot_moves(sandbox.game(gid)) >= 1, timeout=20)
-        # Between its moves: no slot, no table, no stream, no thread.
-        assert sandbox.wait_until(lambda: len(sandbox.game(gid).moves) % 2 == 1 and
-                                  sandbox.game(gid).open_streams == 0 and
-                                  not any(g.alive for g in bot.runner.table.games.values()), timeout=5)
-        assert len(sandbox.game(gid).moves) % 2 == 1  # still the opponent's turn (they think 1.5 s)
+        # Between its moves (the opponent's turn, held back): no slot, no table, no stream, no thread.
+        assert sandbox.wait_until(lambda: sandbox.game(gid).open_streams == 0 and
+                                  not any(g.alive for g in bot.runner.table.games.values()), timeout=20)
+        assert len(sandbox.game(gid).moves) == 1
         assert bot.runner.slots.count() == 0
         assert bot.runner.tables is not None and bot.runner.tables.free == 1
+        opponent.go.set()
         # The one real-time slot is free for a real-time game meanwhile.
         live = sandbox.send_challenge("dave", clock=(60, 0), opponent=IdleOpponent())
         assert sandbox.wait_challenge_answered(live, timeout=10) == "accepted"
@@ -89,6 +102,7 @@ def test_a_correspondence_game_is_played_in_visits_without_a_slot(sandbox):
         assert bot.runner.desk.answers[third].rule == "challenge.correspondence_concurrency"
         assert sandbox.challenge(third).decline_reason == "later"
     finally:
+        opponent.go.set()
         bot.stop()
     assert not sandbox.errors, sandbox.errors
 
