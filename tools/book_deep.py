@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -52,6 +50,7 @@ import chess.engine
 import chess.polyglot
 
 from engine.board import PAWN
+from tools import debian
 from tools.book_lines import count_lines, encode_rows, polyglot_move, read_rows
 from tools.book_tree import Analysis, Kind, Request, Tree, TreeRules, grow_in_passes
 
@@ -146,13 +145,8 @@ class Cache:
 
 # ---------------------------------------------------------------------------- the engines
 def find_stockfish(path: str = STOCKFISH) -> str:
-    """Stockfish's path, installing Debian's package when it is missing (as tools/strength does)."""
-    if os.access(path, os.X_OK):
-        return path
-    if shutil.which("apt-get") is None:
-        raise SystemExit(f"{path} is missing and there is no apt-get to install stockfish")
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "stockfish"], check=True, stdout=subprocess.DEVNULL)
+    """Stockfish's path, installing Debian's package when it is missing."""
+    debian.ensure([path])
     return path
 
 

@@ -1,7 +1,8 @@
 """Calibrate the strength levels (engine/levels.py) on Stockfish 15.1's UCI_Elo scale: issue 47's table.
 
     python -m tools.levels_calibrate [--games 200] [--chain-games 400] [--tc 10+0.1] [--rungs 600,800,...]
-                                     [--anchors fairymax-d3,...] [--against 1000=fairymax-d3,...]
+                                     [--anchors fairymax-d2,phalanx-e30=fairymax-d2,...]
+                                     [--against 1000=fairymax-d2,...]
                                      [--out DIR] [--resume]
 
 Each match runs through tools.match (a level is the engine's UCI front-end with
@@ -11,8 +12,9 @@ balanced openings, each with both colours:
 
 * a rung labelled at or above Stockfish's lowest ``UCI_Elo`` (1350 in 15.1) against Stockfish at its
   own label (``Threads 1``, ``Hash 16``): its measured Elo is the label plus the match's difference;
-* each ``--anchors`` (``ANCHORS``: Fairy-Max with its depth capped, another engine) against Stockfish
-  at 1350, first;
+* each ``--anchors`` (``ANCHORS``: Fairy-Max with its depth capped, Phalanx at an easy level), first,
+  against Stockfish at 1350, or against an anchor of the other engine measured before it (an anchor far
+  below 1350 would score next to nothing against Stockfish: no measure);
 * a rung below 1350 against the anchor ``--against`` names for it, else against the rung above it
   (umax against umax), ``--chain-games`` games (quick: a level moves in milliseconds), measured from
   the opponent's measured Elo with its margin added (independent errors add so).
@@ -24,26 +26,27 @@ Hence the anchors of another engine below Stockfish's floor.
 The matches run in the order ``plan`` gives (anchors, then the rungs top down), so each finds its
 opponent measured. The table it prints (player, opponent, games, W-L-D, score, difference, measured
 Elo with its 95 % margin) is what docs/PERFORMANCE.md's "Strength levels" records, with the date,
-commit and command. Stockfish and Fairy-Max are installed by tools/strength when missing (a benchmark
-needs them; CI does not).
+commit and command. Stockfish, Fairy-Max and Phalanx are installed when missing (tools/debian.py: a
+benchmark needs them; CI does not).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.levels import LADDER
-from tools import match
+from tools import debian, match
 
 STOCKFISH = "/usr/games/stockfish"
 STOCKFISH_MIN_ELO = 1350          # Stockfish 15.1's UCI_Elo minimum
 UMAX = "python -m engine uci"
 FAIRYMAX = "xboard:/usr/games/fairymax"
+PHALANX = "xboard:/usr/games/phalanx"
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,21 @@ def stockfish(elo: int) -> Player:
                   ("Threads=1", "Hash=16", "UCI_LimitStrength=true", f"UCI_Elo={elo}"), fixed=float(elo))
 
 
+def fairymax(depth: int) -> Player:
+    return Player(f"fairymax-d{depth}", f"Fairy-Max-d{depth}", FAIRYMAX, depth=depth)
+
+
+def phalanx(easy: int) -> Player:
+    """Phalanx at an easy level (``-e``: 1 weakest to 100, its own weakening: shallower search, noise in
+    its evaluation), without its book or its learning, so that it plays the same from game to game."""
+    return Player(f"phalanx-e{easy}", f"Phalanx-e{easy}", f"{PHALANX} -l- -b- -e {easy}")
+
+
 # Anchors below Stockfish's floor: another engine, so that a rung's match against one is not self-play
 # (a level against a level widens differences: docs/PERFORMANCE.md "Strength levels"). Each is measured
-# against Stockfish at its lowest first.
-ANCHORS = {f"fairymax-d{depth}": Player(f"fairymax-d{depth}", f"Fairy-Max-d{depth}", FAIRYMAX, depth=depth)
-           for depth in (1, 2, 3, 4)}
+# against Stockfish at its lowest, or against an anchor of the other engine measured before it.
+ANCHORS = {p.name: p for p in [*(fairymax(depth) for depth in (1, 2, 3, 4)),
+                               *(phalanx(easy) for easy in range(10, 100, 10))]}
 
 
 @dataclass(frozen=True)
@@ -95,14 +108,15 @@ class Pairing:
         return f"{self.player.name}-vs-{self.opponent.name}"
 
 
-def plan(rungs: list[int], labels: list[int], anchors: Sequence[str] = (),
+def plan(rungs: list[int], labels: list[int], anchors: dict[str, str | None] | None = None,
          against: dict[int, str] | None = None) -> list[Pairing]:
-    """The matches, in the order they must be played: each anchor against Stockfish at its lowest;
-    then the ``rungs`` (of the ladder's ``labels``) top down: a rung Stockfish can meet at its own label
-    plays Stockfish there; one below plays the anchor ``against`` names for it, else the next rung of
-    the ladder above it."""
+    """The matches, in the order they must be played: each of the ``anchors`` (in their order) against
+    the anchor it names, else against Stockfish at its lowest; then the ``rungs`` (of the ladder's
+    ``labels``) top down: a rung Stockfish can meet at its own label plays Stockfish there; one below
+    plays the anchor ``against`` names for it, else the next rung of the ladder above it."""
     against = against or {}
-    pairings = [Pairing(ANCHORS[name], stockfish(STOCKFISH_MIN_ELO)) for name in anchors]
+    pairings = [Pairing(ANCHORS[name], ANCHORS[other] if other else stockfish(STOCKFISH_MIN_ELO))
+                for name, other in (anchors or {}).items()]
     for rung in sorted(rungs, reverse=True):
         if rung >= STOCKFISH_MIN_ELO:
             pairings.append(Pairing(level(rung), stockfish(rung)))
@@ -112,6 +126,13 @@ def plan(rungs: list[int], labels: list[int], anchors: Sequence[str] = (),
             above = min(label for label in labels if label > rung)
             pairings.append(Pairing(level(rung), level(above)))
     return pairings
+
+
+def programs(pairings: list[Pairing]) -> list[str]:
+    """The programs of other engines the ``pairings`` play (for tools/debian.py to install)."""
+    commands = [player.engine for p in pairings for player in (p.player, p.opponent)]
+    paths = [shlex.split(c.split(":", 1)[1] if c.startswith("xboard:") else c)[0] for c in commands]
+    return list(dict.fromkeys(path for path in paths if path.startswith("/")))
 
 
 @dataclass(frozen=True)
@@ -178,8 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--games", type=int, default=200, help="games of a rung against Stockfish")
     p.add_argument("--chain-games", type=int, default=400,
                    help="games of a match whose opponent is not Stockfish (a rung above, an anchor)")
-    p.add_argument("--anchors", default="", help=f"comma-separated, of {', '.join(ANCHORS)}: each plays "
-                   f"Stockfish at {STOCKFISH_MIN_ELO} first")
+    p.add_argument("--anchors", default="", metavar="ANCHOR[=ANCHOR],...",
+                   help=f"of {', '.join(ANCHORS)}: each plays Stockfish at {STOCKFISH_MIN_ELO} first, or "
+                   "the anchor after its = (of the other engine, listed before it)")
     p.add_argument("--against", default="", metavar="RUNG=ANCHOR,...",
                    help="a rung below Stockfish's floor plays this anchor instead of the rung above")
     p.add_argument("--tc", default="10+0.1")
@@ -192,15 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     rungs = [int(x) for x in args.rungs.split(",") if x]
     if bad := [r for r in rungs if r not in labels]:
         p.error(f"--rungs: {bad} not on the ladder ({', '.join(str(r) for r in labels)})")
-    anchors = [x for x in args.anchors.split(",") if x]
+    anchors = dict((x.split("=", 1) if "=" in x else (x, None)) for x in args.anchors.split(",") if x)
     against = dict(pair.split("=", 1) for pair in args.against.split(",") if "=" in pair)
-    if bad_names := [x for x in [*anchors, *against.values()] if x not in ANCHORS]:
+    named = [*anchors, *(x for x in anchors.values() if x), *against.values()]
+    if bad_names := [x for x in named if x not in ANCHORS]:
         p.error(f"--anchors/--against: {bad_names} unknown; choose from {', '.join(ANCHORS)}")
     try:
         against_rungs = {int(rung): name for rung, name in against.items()}
     except ValueError:
         p.error(f"--against: RUNG=ANCHOR pairs, the rung a number, got {args.against!r}")
     pairings = plan(rungs, labels, anchors, against_rungs)
+    debian.ensure(programs(pairings))
     return run(pairings, args.games, args.chain_games, args.tc, args.out, args.resume)
 
 

@@ -23,14 +23,17 @@ def test_rungs_stockfish_can_meet_play_it_and_the_others_chain_upwards_from_the_
 
 
 def test_anchors_play_stockfish_first_and_a_rung_may_play_an_anchor_instead_of_the_rung_above() -> None:
-    plan = lc.plan([1000, 800, 1400], LABELS, anchors=["fairymax-d3"], against={1000: "fairymax-d3"})
-    assert [p.name for p in plan] == ["fairymax-d3-vs-stockfish-1350", "level-1400-vs-stockfish-1400",
-                                      "level-1000-vs-fairymax-d3", "level-800-vs-level-1000"]
+    plan = lc.plan([1000, 800, 1400], LABELS, anchors={"fairymax-d3": None, "phalanx-e20": "fairymax-d3"},
+                   against={1000: "fairymax-d3", 800: "phalanx-e20"})
+    assert [p.name for p in plan] == ["fairymax-d3-vs-stockfish-1350", "phalanx-e20-vs-fairymax-d3",
+                                      "level-1400-vs-stockfish-1400", "level-1000-vs-fairymax-d3",
+                                      "level-800-vs-phalanx-e20"]
+    assert lc.programs(plan) == ["/usr/games/fairymax", "/usr/games/stockfish", "/usr/games/phalanx"]
     anchor = lc.measured(plan[0], -150.0, 50.0, {})
     assert anchor == lc.Measured(1200.0, 50.0)
-    rung = lc.measured(plan[2], -200.0, 40.0, {"fairymax-d3": anchor})
+    rung = lc.measured(plan[3], -200.0, 40.0, {"fairymax-d3": anchor})
     assert rung.elo == pytest.approx(1000.0) and rung.margin == pytest.approx(math.hypot(50, 40))
-    args = lc.match_args(plan[2], 10, "10+0.1", lc.Path("x.pgn"), resume=True)
+    args = lc.match_args(plan[3], 10, "10+0.1", lc.Path("x.pgn"), resume=True)
     assert args[:2] == ["--engine1", lc.UMAX] and "--engine2-depth" in args and args[-1] == "--resume"
     assert args[args.index("--engine2-depth") + 1] == "3" and args[args.index("--engine2") + 1] == lc.FAIRYMAX
 
@@ -55,7 +58,8 @@ def test_a_short_chained_match_prints_its_row(tmp_path, capsys) -> None:
     assert all(g is not None and g.headers["Result"] in ("1-0", "0-1", "1/2-1/2") for g in games)
 
 
-@pytest.mark.parametrize("argv", [["--anchors", "nosuch"], ["--against", "1000=nosuch"],
+@pytest.mark.parametrize("argv", [["--anchors", "nosuch"], ["--anchors", "phalanx-e20=nosuch"],
+                                  ["--against", "1000=nosuch"],
                                   ["--against", "high=fairymax-d3"], ["--rungs", "1100"]])
 def test_a_bad_argument_is_refused_before_any_game(argv, tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as stop:
