@@ -69,6 +69,7 @@ import concurrent.futures
 import dataclasses
 import datetime
 import io
+import logging
 import math
 import os
 import shlex
@@ -589,6 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # An XBoard engine's chatter (Phalanx echoes every command) is a warning of python-chess's a move:
+    # thousands of lines a match. What ends a game (a crash, an illegal move) is in the PGN.
+    logging.getLogger("chess.engine").setLevel(logging.ERROR)
     if args.tc is None and args.movetime is None and args.nodes is None and args.depth is None:
         args.tc = "10+0.1"
     limits = Limits(time_margin=args.time_margin)
