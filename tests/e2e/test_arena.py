@@ -333,8 +333,10 @@ def test_no_draw_accepted_in_an_arena_before_it_would_score(tmp_path):
         early = sb.game(friendly)
         arena = arena_games(sb, tid)[0]
         assert len(early.moves) < 20  # the first offer the bot could answer was accepted
-        assert arena.status == "draw" and len(arena.moves) >= 20, arena  # not before ply 20 in the arena
-        assert arena.draw_offers[0][1] < 20  # although one was offered early
+        # Not before ply 20 in the arena, although one was offered early and the game went on past it: a
+        # draw at ply 20 or later, unless the bot (whose moves vary) mated the random mover first.
+        assert arena.draw_offers[0][1] < min(20, len(arena.moves)), arena
+        assert (arena.status == "draw" and len(arena.moves) >= 20) or arena.status == "mate", arena
 
 
 def test_arenas_in_the_config_ids_or_mappings_and_the_code_never_printed():
