@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,7 @@ PHALANX = "xboard:/usr/games/phalanx"
 @dataclass(frozen=True)
 class Player:
     """One side of a calibration match: a level, Stockfish at a ``UCI_Elo`` (``fixed``: the scale's
-    own point), or an anchor of another engine (Fairy-Max with its depth capped)."""
+    own point), or an anchor of another engine (Fairy-Max with its depth capped, Phalanx)."""
 
     name: str                     # in the files' names and the table: level-1200, stockfish-1350
     shown: str                    # in the PGN: umax-level-1200, Stockfish-1350
@@ -129,10 +128,10 @@ def plan(rungs: list[int], labels: list[int], anchors: dict[str, str | None] | N
 
 
 def programs(pairings: list[Pairing]) -> list[str]:
-    """The programs of other engines the ``pairings`` play (for tools/debian.py to install)."""
-    commands = [player.engine for p in pairings for player in (p.player, p.opponent)]
-    paths = [shlex.split(c.split(":", 1)[1] if c.startswith("xboard:") else c)[0] for c in commands]
-    return list(dict.fromkeys(path for path in paths if path.startswith("/")))
+    """The programs of the other engines the ``pairings`` play (for tools/debian.py to install), read
+    from their commands as the match tool reads them."""
+    commands = [player.engine for p in pairings for player in (p.player, p.opponent) if player.engine != UMAX]
+    return list(dict.fromkeys(match.EngineSpec.parse(c, [], None).command[0] for c in commands))
 
 
 @dataclass(frozen=True)
