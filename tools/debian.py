@@ -11,7 +11,6 @@ import subprocess
 PACKAGES = {
     "/usr/games/stockfish": "stockfish",
     "/usr/games/fairymax": "fairymax",
-    "/usr/games/phalanx": "phalanx",
 }
 
 

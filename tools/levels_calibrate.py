@@ -1,33 +1,36 @@
 """Calibrate the strength levels (engine/levels.py) on Stockfish 15.1's UCI_Elo scale: issue 47's table.
 
-    python -m tools.levels_calibrate [--games 200] [--chain-games 400] [--tc 10+0.1] [--rungs 600,800,...]
-                                     [--anchors fairymax-d2,phalanx-e30=fairymax-d2,...]
-                                     [--against 1000=fairymax-d2,...]
-                                     [--out DIR] [--resume]
+    python -m tools.levels_calibrate [--rungs 600,875,...] [--games 200] [--anchor-games 400]
+                                     [--anchor-depth 2] [--tc 10+0.1] [--out DIR] [--resume]
 
 Each match runs through tools.match (a level is the engine's UCI front-end with
 ``UCI_LimitStrength=true`` and ``UCI_Elo`` at the rung's label; no pondering: a level keeps its node
 budget on the opponent's time anyway, so two games run at once on two cores), with the match tool's
 balanced openings, each with both colours:
 
-* a rung labelled at or above Stockfish's lowest ``UCI_Elo`` (1350 in 15.1) against Stockfish at its
-  own label (``Threads 1``, ``Hash 16``): its measured Elo is the label plus the match's difference;
-* each ``--anchors`` (``ANCHORS``: Fairy-Max with its depth capped, Phalanx at an easy level), first,
-  against Stockfish at 1350, or against an anchor of the other engine measured before it (an anchor far
-  below 1350 would score next to nothing against Stockfish: no measure);
-* a rung below 1350 against the anchor ``--against`` names for it, else against the rung above it
-  (umax against umax), ``--chain-games`` games (quick: a level moves in milliseconds), measured from
-  the opponent's measured Elo with its margin added (independent errors add so).
+* a rung Stockfish can meet plays Stockfish (``Threads 1``, ``Hash 16``), ``--games`` games: at the
+  rung's label, or at Stockfish's lowest ``UCI_Elo`` (1350 in 15.1) for a rung up to ``PIN_REACH``
+  below it; its Elo is Stockfish's plus the match's difference;
+* the rungs below are out of Stockfish's reach (they score next to nothing against it). They play the
+  anchor, Fairy-Max held to a depth (``--anchor-depth``), ``--anchor-games`` games (quick: both move in
+  milliseconds), and so does the pin, the lowest rung Stockfish meets. A rung's Elo is the pin's, plus
+  its difference against the anchor, less the pin's: the anchor only measures the distance between
+  rungs, Stockfish places them. The margins add as independent errors.
 
-Level against level is self-play, which widens differences: chained to the 1400 rung, the 1200 rung
-measured 681 +/- 96, against Stockfish at 1350 894 +/- 91 (docs/PERFORMANCE.md "Strength levels").
-Hence the anchors of another engine below Stockfish's floor.
+Why so (docs/PERFORMANCE.md "Strength levels" has the figures): a rung against the rung above is
+self-play, which widens differences (the rung labelled 1200 then measured 681 chained to the rung
+above, 894 against Stockfish); and the levels score better against Fairy-Max than Stockfish's scale
+says (Fairy-Max at depth 2 measured 1280 against Stockfish, but the levels met it as a player of about
+1123), so an anchor's own rating against Stockfish would place every rung too high. Through the pin,
+the rung labelled 1200 then (875 now) measured 869, against Stockfish directly 894. Fairy-Max at depth 2
+because at depth 1 it does not see a stalemate coming and cannot mate with material to spare (against
+the weak rungs it drew most of the games it had won), Phalanx's easy levels lose on time at 10+0.1, and
+GNU Chess, Glaurung and Toga II at depth 1 are stronger than Fairy-Max at depth 2.
 
-The matches run in the order ``plan`` gives (anchors, then the rungs top down), so each finds its
-opponent measured. The table it prints (player, opponent, games, W-L-D, score, difference, measured
-Elo with its 95 % margin) is what docs/PERFORMANCE.md's "Strength levels" records, with the date,
-commit and command. Stockfish, Fairy-Max and Phalanx are installed when missing (tools/debian.py: a
-benchmark needs them; CI does not).
+The table it prints (player, opponent, games, W-L-D, score, difference, what the match measured with
+its 95 % margin) is what docs/PERFORMANCE.md's "Strength levels" records, with the date, commit and
+command. Stockfish and Fairy-Max are installed when missing (tools/debian.py: a benchmark needs them;
+CI does not).
 """
 
 from __future__ import annotations
@@ -45,13 +48,14 @@ STOCKFISH = "/usr/games/stockfish"
 STOCKFISH_MIN_ELO = 1350          # Stockfish 15.1's UCI_Elo minimum
 UMAX = "python -m engine uci"
 FAIRYMAX = "xboard:/usr/games/fairymax"
-PHALANX = "xboard:/usr/games/phalanx"
+ANCHOR_DEPTH = 2                  # why this depth: the docstring
+PIN_REACH = 200                   # Stockfish at 1350 measures a rung this far below (a quarter of the points)
 
 
 @dataclass(frozen=True)
 class Player:
     """One side of a calibration match: a level, Stockfish at a ``UCI_Elo`` (``fixed``: the scale's
-    own point), or an anchor of another engine (Fairy-Max with its depth capped, Phalanx)."""
+    own point), or the anchor (Fairy-Max with its depth capped)."""
 
     name: str                     # in the files' names and the table: level-1200, stockfish-1350
     shown: str                    # in the PGN: umax-level-1200, Stockfish-1350
@@ -82,22 +86,9 @@ def fairymax(depth: int) -> Player:
     return Player(f"fairymax-d{depth}", f"Fairy-Max-d{depth}", FAIRYMAX, depth=depth)
 
 
-def phalanx(easy: int) -> Player:
-    """Phalanx at an easy level (``-e``: 1 weakest to 100, its own weakening: shallower search, noise in
-    its evaluation), without its book or its learning, so that it plays the same from game to game."""
-    return Player(f"phalanx-e{easy}", f"Phalanx-e{easy}", f"{PHALANX} -l- -b- -e {easy}")
-
-
-# Anchors below Stockfish's floor: another engine, so that a rung's match against one is not self-play
-# (a level against a level widens differences: docs/PERFORMANCE.md "Strength levels"). Each is measured
-# against Stockfish at its lowest, or against an anchor of the other engine measured before it.
-ANCHORS = {p.name: p for p in [*(fairymax(depth) for depth in (1, 2, 3, 4)),
-                               *(phalanx(easy) for easy in range(10, 100, 10))]}
-
-
 @dataclass(frozen=True)
 class Pairing:
-    """One match: ``player`` (measured by it) against ``opponent`` (Stockfish, or measured before)."""
+    """One match, ``player`` (engine 1) against ``opponent``; ``measured`` says which of them it measures."""
 
     player: Player
     opponent: Player
@@ -107,23 +98,18 @@ class Pairing:
         return f"{self.player.name}-vs-{self.opponent.name}"
 
 
-def plan(rungs: list[int], labels: list[int], anchors: dict[str, str | None] | None = None,
-         against: dict[int, str] | None = None) -> list[Pairing]:
-    """The matches, in the order they must be played: each of the ``anchors`` (in their order) against
-    the anchor it names, else against Stockfish at its lowest; then the ``rungs`` (of the ladder's
-    ``labels``) top down: a rung Stockfish can meet at its own label plays Stockfish there; one below
-    plays the anchor ``against`` names for it, else the next rung of the ladder above it."""
-    against = against or {}
-    pairings = [Pairing(ANCHORS[name], ANCHORS[other] if other else stockfish(STOCKFISH_MIN_ELO))
-                for name, other in (anchors or {}).items()]
-    for rung in sorted(rungs, reverse=True):
-        if rung >= STOCKFISH_MIN_ELO:
-            pairings.append(Pairing(level(rung), stockfish(rung)))
-        elif rung in against:
-            pairings.append(Pairing(level(rung), ANCHORS[against[rung]]))
-        else:
-            above = min(label for label in labels if label > rung)
-            pairings.append(Pairing(level(rung), level(above)))
+def plan(rungs: list[int], labels: list[int], anchor_depth: int = ANCHOR_DEPTH) -> list[Pairing]:
+    """The matches, in the order they must be played: the ``rungs`` (of the ladder's ``labels``)
+    Stockfish can meet, top down, against it; then, when a rung is below those, the pin (the lowest
+    rung of the ladder Stockfish meets, played against Stockfish too) and each rung below it against
+    the anchor."""
+    pin = min(label for label in labels if label >= STOCKFISH_MIN_ELO - PIN_REACH)
+    low = sorted((rung for rung in rungs if rung < pin), reverse=True)
+    met = sorted({rung for rung in rungs if rung >= pin} | ({pin} if low else set()), reverse=True)
+    pairings = [Pairing(level(rung), stockfish(max(rung, STOCKFISH_MIN_ELO))) for rung in met]
+    if low:
+        anchor = fairymax(anchor_depth)
+        pairings += [Pairing(level(rung), anchor) for rung in [pin, *low]]
     return pairings
 
 
@@ -140,15 +126,21 @@ class Measured:
     margin: float
 
 
-def measured(pairing: Pairing, diff: float, margin: float, known: dict[str, Measured]) -> Measured | None:
-    """The player's Elo from its match's difference: on Stockfish's label, or on the opponent's
-    measured Elo, the margins added (None when the opponent has not been measured)."""
+def measured(pairing: Pairing, diff: float, margin: float,
+             known: dict[str, Measured]) -> tuple[str, Measured] | None:
+    """What a match with this difference measures, by name: the player, from Stockfish's label or
+    from an opponent measured before; or, the player measured before (the pin), the opponent (the
+    anchor, as the levels meet it). The margins add; None when neither side is known."""
+    player, opponent = pairing.player.name, pairing.opponent.name
     if pairing.opponent.fixed is not None:
-        return Measured(pairing.opponent.fixed + diff, margin)
-    base = known.get(pairing.opponent.name)
-    if base is None:
-        return None
-    return Measured(base.elo + diff, math.hypot(base.margin, margin))
+        return player, Measured(pairing.opponent.fixed + diff, margin)
+    if opponent in known:
+        base = known[opponent]
+        return player, Measured(base.elo + diff, math.hypot(base.margin, margin))
+    if player in known:
+        base = known[player]
+        return opponent, Measured(base.elo - diff, math.hypot(base.margin, margin))
+    return None
 
 
 def match_args(p: Pairing, games: int, tc: str, pgn: Path, resume: bool) -> list[str]:
@@ -166,24 +158,26 @@ def score(pgn: Path, tc: str, games: int) -> tuple[int, int, int]:
     return wins, losses, draws
 
 
-def run(pairings: list[Pairing], games: int, chain_games: int, tc: str, out: Path, resume: bool) -> int:
+def run(pairings: list[Pairing], games: int, anchor_games: int, tc: str, out: Path, resume: bool) -> int:
+    """Play the ``pairings`` in order (``games`` against Stockfish, ``anchor_games`` against any other
+    opponent) and print each player's row as its match ends, then the table."""
     out.mkdir(parents=True, exist_ok=True)
     known: dict[str, Measured] = {}
-    rows = ["| player | opponent | games | W-L-D | score | difference | measured Elo |",
+    rows = ["| player | opponent | games | W-L-D | score | difference | measured |",
             "| --- | --- | --- | --- | --- | --- | --- |"]
     for p in pairings:
         pgn = out / f"{p.name}.pgn"
-        n_games = games if p.opponent.fixed is not None else chain_games
+        n_games = games if p.opponent.fixed is not None else anchor_games
         code = match.main(match_args(p, n_games, tc, pgn, resume))
         if code != 0:
             return code
         wins, losses, draws = score(pgn, tc, n_games)
         n = wins + losses + draws
         diff, margin = match.elo_with_margin(wins, losses, draws)
-        m = measured(p, diff, margin, known)
-        if m is not None:
-            known[p.player.name] = m
-        shown = "?" if m is None else f"{m.elo:.0f} +/- {m.margin:.0f}"
+        found = measured(p, diff, margin, known)
+        if found is not None:
+            known[found[0]] = found[1]
+        shown = "?" if found is None else f"{found[0]}: {found[1].elo:.0f} +/- {found[1].margin:.0f}"
         pct = 100 * (wins + draws / 2) / max(1, n)
         rows.append(f"| {p.player.name} | {p.opponent.name} | {n} | {wins}-{losses}-{draws} | {pct:.1f} % | "
                     f"{diff:+.0f} +/- {margin:.0f} | {shown} |")
@@ -195,36 +189,28 @@ def run(pairings: list[Pairing], games: int, chain_games: int, tc: str, out: Pat
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.levels_calibrate",
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--games", type=int, default=200, help="games of a rung against Stockfish")
-    p.add_argument("--chain-games", type=int, default=400,
-                   help="games of a match whose opponent is not Stockfish (a rung above, an anchor)")
-    p.add_argument("--anchors", default="", metavar="ANCHOR[=ANCHOR],...",
-                   help=f"of {', '.join(ANCHORS)}: each plays Stockfish at {STOCKFISH_MIN_ELO} first, or "
-                   "the anchor after its = (of the other engine, listed before it)")
-    p.add_argument("--against", default="", metavar="RUNG=ANCHOR,...",
-                   help="a rung below Stockfish's floor plays this anchor instead of the rung above")
+    p.add_argument("--games", type=int, default=200, help="games of a match against Stockfish")
+    p.add_argument("--anchor-games", type=int, default=400,
+                   help="games of a rung (and the pin) against the anchor")
+    p.add_argument("--anchor-depth", type=int, default=ANCHOR_DEPTH, choices=range(1, 10), metavar="1-9",
+                   help="the depth Fairy-Max is held to as the anchor (2, the one measured)")
     p.add_argument("--tc", default="10+0.1")
     p.add_argument("--rungs", default=",".join(str(r.elo) for r in LADDER[:-1]),
                    help="comma-separated labels of the ladder (default: every rung below full strength)")
     p.add_argument("--out", type=Path, default=Path("/tmp/umax-levels"))
-    p.add_argument("--resume", action="store_true", help="keep the games already in each rung's PGN")
+    p.add_argument("--resume", action="store_true", help="keep the games already in each match's PGN")
     args = p.parse_args(argv)
     labels = sorted(r.elo for r in LADDER)
-    rungs = [int(x) for x in args.rungs.split(",") if x]
-    if bad := [r for r in rungs if r not in labels]:
-        p.error(f"--rungs: {bad} not on the ladder ({', '.join(str(r) for r in labels)})")
-    anchors = dict((x.split("=", 1) if "=" in x else (x, None)) for x in args.anchors.split(",") if x)
-    against = dict(pair.split("=", 1) for pair in args.against.split(",") if "=" in pair)
-    named = [*anchors, *(x for x in anchors.values() if x), *against.values()]
-    if bad_names := [x for x in named if x not in ANCHORS]:
-        p.error(f"--anchors/--against: {bad_names} unknown; choose from {', '.join(ANCHORS)}")
     try:
-        against_rungs = {int(rung): name for rung, name in against.items()}
+        rungs = [int(x) for x in args.rungs.split(",") if x]
     except ValueError:
-        p.error(f"--against: RUNG=ANCHOR pairs, the rung a number, got {args.against!r}")
-    pairings = plan(rungs, labels, anchors, against_rungs)
+        p.error(f"--rungs: comma-separated labels of the ladder ({', '.join(map(str, labels))}), "
+                f"got {args.rungs!r}")
+    if bad := [r for r in rungs if r not in labels]:
+        p.error(f"--rungs: {bad} not on the ladder ({', '.join(map(str, labels))})")
+    pairings = plan(rungs, labels, args.anchor_depth)
     debian.ensure(programs(pairings))
-    return run(pairings, args.games, args.chain_games, args.tc, args.out, args.resume)
+    return run(pairings, args.games, args.anchor_games, args.tc, args.out, args.resume)
 
 
 if __name__ == "__main__":
