@@ -1,6 +1,6 @@
 """How long the engine takes to move at each strength level, against full strength on the same clock.
 
-    python -m tools.levels_time [--clocks 60+0,180+2] [--levels 600,1000,1400,1600,full] [--plies 40]
+    python -m tools.levels_time [--clocks 60+0,180+2] [--levels 600,875,...,full] [--plies 40]
 
 The engine's UCI front-end (``python -m engine uci``, a process of its own, driven by python-chess as
 a GUI or tools.match would) plays a game against itself from the initial position at full strength,
@@ -20,6 +20,7 @@ import time
 import chess
 import chess.engine
 
+from engine.levels import LADDER
 from tools.match import EngineSpec, parse_tc
 
 
@@ -68,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.levels_time", description=__doc__.split("\n")[0])
     p.add_argument("--clocks", default="60+0,180+2",
                    help="clocks as BASE+INC in seconds, as tools.match takes them (default 1+0 and 3+2)")
-    p.add_argument("--levels", default="600,1000,1400,1600,full", help="UCI_Elo values, or full")
+    p.add_argument("--levels", default=",".join([*(str(rung.elo) for rung in LADDER[:-1]), "full"]),
+                   help="UCI_Elo values, or full (default: the ladder's rungs and full strength)")
     p.add_argument("--plies", type=int, default=40, help="positions: the first plies of the engine's game")
     args = p.parse_args(argv)
     run(args.clocks.split(","), args.levels.split(","), args.plies)

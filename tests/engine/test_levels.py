@@ -36,7 +36,8 @@ def test_between_rungs_nodes_grow_geometrically_and_the_temperature_falls_linear
     mid = level_at((low.elo + high.elo) // 2)
     assert mid is not None and mid.elo == (low.elo + high.elo) // 2
     assert mid.nodes == pytest.approx(math.sqrt(low.nodes * high.nodes), rel=0.02)
-    assert mid.temperature_cp == round((low.temperature_cp + high.temperature_cp) / 2)
+    # The label halfway is rounded down to a whole Elo, so the temperature lies within a degree of halfway.
+    assert abs(mid.temperature_cp - (low.temperature_cp + high.temperature_cp) / 2) <= 1
     levels = [level_at(elo) for elo in range(MIN_ELO, FULL_ELO, 25)]
     assert all(a.nodes <= b.nodes and a.temperature_cp >= b.temperature_cp
                for a, b in zip(levels, levels[1:], strict=False))
@@ -76,7 +77,14 @@ def test_a_level_keeps_its_node_budget_on_a_clock() -> None:
     # always run, and the iteration under way at the budget runs to its end).
     low = Engine(hash_bits=16)
     low.set_choice(LADDER[0], seed=1)
-    assert max(r.nodes for r in _play(low, 6)) < 5 * LADDER[0].nodes + 3000
+    assert all(_kept_budget(r, LADDER[0].nodes) for r in _play(low, 6))
+
+
+def _kept_budget(res, budget: int) -> bool:
+    """No root iteration past the third started at or over the budget, and the last one ended within a
+    few times it (the search's own nodes: the choice's scoring of the other moves comes on top)."""
+    ends = [nodes for _, nodes, _, _ in res.iterations]
+    return all(n < budget for n in ends[2:-1]) and ends[-1] < 5 * budget + 3000
 
 
 def test_a_level_varies_its_games_and_every_move_is_legal() -> None:
@@ -114,4 +122,4 @@ def test_a_ponder_search_at_a_level_keeps_the_node_budget() -> None:
     assert reply is not None
     eng.ponder(reply)
     res = eng.ponderhit(allocate(Clock(60_000, 0)))
-    assert res.nodes < 5 * level.nodes + 3000
+    assert _kept_budget(res, level.nodes)

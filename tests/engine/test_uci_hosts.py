@@ -18,7 +18,7 @@ import chess.engine
 import pytest
 
 from engine import Engine
-from engine.levels import FULL_ELO, MIN_ELO, level_at
+from engine.levels import FULL_ELO, MIN_ELO
 from engine.uci import host_moves, parse_position, wdl_from_cp, wdl_per_mille
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -229,5 +229,7 @@ def test_limit_strength_plays_at_the_level_a_gui_asks_for(umax: chess.engine.Sim
         umax.configure({"UCI_LimitStrength": False})
     full = umax.play(chess.Board(), limit, game=object(), info=chess.engine.INFO_ALL)
     assert low.info["string"].startswith("level 700: ")
-    assert low.info["nodes"] < 5 * level_at(700).nodes + 3000
+    # Its node budget ends the search long before the clock would: a small share of full strength's
+    # nodes on the same clock (those include the level's scoring of the other moves).
+    assert low.info["nodes"] < full.info["nodes"] / 10
     assert not full.info.get("string", "").startswith("level")

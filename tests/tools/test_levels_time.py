@@ -15,6 +15,6 @@ def test_a_level_and_full_strength_each_move_in_every_position(capsys) -> None:
 
 
 def test_the_command_line_says_each_level_and_clock(capsys) -> None:
-    assert main(["--clocks", "2+0,3+1", "--levels", "800", "--plies", "2"]) == 0
+    assert main(["--clocks", "2+0,3+1", "--levels", "700", "--plies", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert [line.split(":")[0].split() for line in out] == [["level", "800", "2+0"], ["level", "800", "3+1"]]
+    assert [line.split(":")[0].split() for line in out] == [["level", "700", "2+0"], ["level", "700", "3+1"]]
