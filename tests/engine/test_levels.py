@@ -32,12 +32,12 @@ def test_the_ladder_climbs_and_full_strength_is_no_level() -> None:
 
 
 def test_between_rungs_nodes_grow_geometrically_and_the_temperature_falls_linearly() -> None:
-    low, high = LADDER[2], LADDER[3]
+    # Two neighbouring rungs whose halfway label is a whole Elo, so that halfway is exactly halfway.
+    low, high = next((a, b) for a, b in zip(LADDER, LADDER[1:], strict=False) if (a.elo + b.elo) % 2 == 0)
     mid = level_at((low.elo + high.elo) // 2)
     assert mid is not None and mid.elo == (low.elo + high.elo) // 2
     assert mid.nodes == pytest.approx(math.sqrt(low.nodes * high.nodes), rel=0.02)
-    # The label halfway is rounded down to a whole Elo, so the temperature lies within a degree of halfway.
-    assert abs(mid.temperature_cp - (low.temperature_cp + high.temperature_cp) / 2) <= 1
+    assert mid.temperature_cp == round((low.temperature_cp + high.temperature_cp) / 2)
     levels = [level_at(elo) for elo in range(MIN_ELO, FULL_ELO, 25)]
     assert all(a.nodes <= b.nodes and a.temperature_cp >= b.temperature_cp
                for a, b in zip(levels, levels[1:], strict=False))
